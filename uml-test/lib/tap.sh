@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0
+# TAP helpers for uml-test scripts (busybox sh).  Source it, say how many
+# tests follow with 'plan N', then report each with ok/check/is.  A script
+# that dies half-way leaves a short plan, which the host counts as a failure.
+
+_tap_n=0
+_tap_failed=0
+
+plan() { echo "1..$1"; }
+diag() { echo "# $*"; }
+
+# pass/fail DESCRIPTION
+pass() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
+fail() {
+	_tap_n=$((_tap_n + 1))
+	_tap_failed=$((_tap_failed + 1))
+	echo "not ok $_tap_n - $*"
+}
+
+# check DESCRIPTION COMMAND [ARG...]: ok when the command succeeds.
+check() {
+	_d=$1
+	shift
+	if _out=$("$@" 2>&1); then
+		pass "$_d"
+	else
+		fail "$_d"
+		diag "'$*' failed: $_out"
+	fi
+}
+
+# is GOT EXPECTED DESCRIPTION
+is() {
+	if [ "$1" = "$2" ]; then
+		pass "$3"
+	else
+		fail "$3"
+		diag "got '$1', expected '$2'"
+	fi
+}
+
+# skip_rest REASON: report every test still in the plan as skipped.
+skip_rest() {
+	while [ "$_tap_n" -lt "$1" ]; do
+		_tap_n=$((_tap_n + 1))
+		echo "ok $_tap_n - skipped # SKIP $2"
+	done
+}
+
+# bail REASON: stop the script; the plan comes out short.
+bail() { echo "Bail out! $*"; exit 1; }
+
+# Exit status: the number of failures (at most 1 for the shell's sake).
+done_testing() { [ "$_tap_failed" -eq 0 ]; }
