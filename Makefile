@@ -8,11 +8,16 @@ ifneq ($(KSRC),)
 export KSRC
 endif
 
+KSRC_DIR := $(if $(KSRC),$(KSRC),$(BUILD)/linux)
 GUEST_BIN := $(BUILD)/guest/bin
-GUEST_CFLAGS := -O2 -g -Wall -Wextra -static
-HOST_CC ?= gcc
+# The kernel's user-space headers, exported from the patched tree.
+UAPI := $(BUILD)/headers/include
+GUEST_CFLAGS := -O2 -g -Wall -Wextra -static -I$(UAPI)
+# Test programs of uml-test/prog use the kernel's kselftest harness.
+SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter -Wno-sign-compare
+GUEST_TESTS := $(patsubst uml-test/prog/%.c,$(GUEST_BIN)/%,$(wildcard uml-test/prog/*.c))
 
-.PHONY: all demo check deps tree kernel bench-kernel guest uml-test selftest \
+.PHONY: all demo check deps tree headers kernel bench-kernel guest uml-test selftest \
 	checkpatch clean distclean help
 
 all: demo
@@ -40,9 +45,18 @@ kernel: tree
 bench-kernel: tree
 	@scripts/build-kernel bench
 
-# Static programs for the guest (the tools and abissd, as they land).
-guest: deps
+# The uapi headers (linux/abiss.h among them) of the patched tree.
+headers: tree
+	@$(MAKE) -s -C $(KSRC_DIR) ARCH=x86 O=$(BUILD)/obj-headers \
+		INSTALL_HDR_PATH=$(BUILD)/headers headers_install
+
+# Static programs for the guest: the tools, abissd and uml-test/prog.
+guest: headers
 	@mkdir -p $(GUEST_BIN)
+	@$(MAKE) -s $(GUEST_TESTS)
+
+$(GUEST_BIN)/%: uml-test/prog/%.c $(UAPI)/linux/abiss.h
+	$(CC) $(GUEST_CFLAGS) $(SELFTEST_CFLAGS) -o $@ $< -lpthread
 
 demo: kernel guest
 	@uml-test/demo/run

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * abiss-api - the ABISS ioctls and /dev/abiss, every error path included.
+ *
+ * Runs in the uml-test guest (kselftest harness, TAP output).  The test
+ * files live in $ABISS_TEST_DIR (a FAT, VFAT or ext3 mount); each test
+ * plays abissd itself with a thread on /dev/abiss when it needs one.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/abiss.h>
+
+#include "kselftest_harness.h"
+
+#define FILE_SIZE	(4 << 20)
+
+static const char *test_dir(void)
+{
+	const char *d = getenv("ABISS_TEST_DIR");
+
+	return d ? d : "/tmp";
+}
+
+/* A file of FILE_SIZE bytes in the test folder, opened as asked. */
+static int make_file(const char *name, int flags)
+{
+	static char buf[65536];
+	char path[512];
+	int fd, i;
+
+	snprintf(path, sizeof(path), "%s/%s", test_dir(), name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -1;
+	for (i = 0; i < FILE_SIZE / (int)sizeof(buf); i++) {
+		memset(buf, i, sizeof(buf));
+		if (write(fd, buf, sizeof(buf)) != sizeof(buf))
+			return -1;
+	}
+	close(fd);
+	return open(path, flags);
+}
+
+static struct abiss_start start_args(void)
+{
+	struct abiss_start a = {
+		.size = sizeof(a),
+		.rate = 2000000,
+		.buffer = 1 << 20,
+		.read_unit = 65536,
+	};
+	return a;
+}
+
+static int start(int fd, struct abiss_start *a)
+{
+	return ioctl(fd, ABISS_IOC_START, a) ? errno : 0;
+}
+
+/*
+ * A stand-in for abissd: answers every request with @verdict and @error
+ * (verdict 0: never answers), and counts what it reads.
+ */
+struct daemon {
+	int fd;
+	int verdict;
+	int error;
+	pthread_t thread;
+	volatile int requests, ends, lives;
+	volatile unsigned int last_reason;
+	volatile int stop;
+};
+
+static void *daemon_main(void *arg)
+{
+	struct daemon *d = arg;
+	struct abiss_msg m;
+	struct pollfd p = { .fd = d->fd, .events = POLLIN };
+
+	while (!d->stop) {
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		if (read(d->fd, &m, sizeof(m)) != sizeof(m))
+			continue;
+		if (m.type == ABISS_MSG_END) {
+			d->last_reason = m.reason;
+			d->ends++;
+		} else if (m.type == ABISS_MSG_LIVE) {
+			d->lives++;
+		} else if (m.type == ABISS_MSG_REQUEST) {
+			struct abiss_reply r = {
+				.size = sizeof(r), .id = m.id,
+				.verdict = d->verdict, .error = d->error,
+			};
+
+			d->requests++;
+			if (d->verdict && write(d->fd, &r, sizeof(r)) != sizeof(r))
+				perror("abiss-api: reply");
+		}
+	}
+	return NULL;
+}
+
+static int daemon_start(struct daemon *d, int verdict, int error)
+{
+	memset(d, 0, sizeof(*d));
+	d->verdict = verdict;
+	d->error = error;
+	d->fd = open("/dev/abiss", O_RDWR | O_NONBLOCK);
+	if (d->fd < 0)
+		return -1;
+	return pthread_create(&d->thread, NULL, daemon_main, d);
+}
+
+static void daemon_stop(struct daemon *d)
+{
+	d->stop = 1;
+	pthread_join(d->thread, NULL);
+	close(d->fd);
+}
+
+/* Wait up to a second for a daemon counter to reach a value. */
+static int wait_for(volatile int *counter, int value)
+{
+	int i;
+
+	for (i = 0; i < 100 && *counter < value; i++)
+		usleep(10000);
+	return *counter >= value;
+}
+
+FIXTURE(stream) {
+	int fd;
+	struct daemon d;
+};
+
+FIXTURE_SETUP(stream)
+{
+	self->fd = make_file("api-stream.dat", O_RDONLY);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, daemon_start(&self->d, ABISS_VERDICT_ACCEPT, 0));
+}
+
+FIXTURE_TEARDOWN(stream)
+{
+	close(self->fd);
+	daemon_stop(&self->d);
+}
+
+TEST_F(stream, starts_fills_and_stops)
+{
+	struct abiss_start a = start_args();
+	struct abiss_status st = { .size = sizeof(st) };
+	char buf[65536];
+
+	ASSERT_EQ(0, start(self->fd, &a));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_TRUE(!!(st.flags & ABISS_STATUS_ACTIVE));
+	EXPECT_EQ(a.rate, st.rate);
+	EXPECT_EQ(a.buffer, st.buffer);
+	EXPECT_EQ(a.buffer, st.buffered);	/* full when START returns */
+	EXPECT_EQ(1, self->d.requests);
+	ASSERT_EQ((ssize_t)sizeof(buf), read(self->fd, buf, sizeof(buf)));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(sizeof(buf), st.position);
+	EXPECT_EQ(sizeof(buf), st.delivered);
+	EXPECT_EQ(0, st.misses);
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STOP));
+	EXPECT_TRUE(wait_for(&self->d.ends, 1));
+	EXPECT_EQ(ABISS_END_STOPPED, self->d.last_reason);
+	EXPECT_EQ(-1, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(ENODATA, errno);
+}
+
+TEST_F(stream, second_start_is_busy)
+{
+	struct abiss_start a = start_args();
+
+	ASSERT_EQ(0, start(self->fd, &a));
+	EXPECT_EQ(EBUSY, start(self->fd, &a));
+}
+
+TEST_F(stream, close_ends_it)
+{
+	struct abiss_start a = start_args();
+	int fd2 = dup(self->fd);
+
+	ASSERT_EQ(0, start(self->fd, &a));
+	close(self->fd);	/* the dup keeps the file open */
+	usleep(100000);
+	EXPECT_EQ(0, self->d.ends);
+	close(fd2);
+	EXPECT_TRUE(wait_for(&self->d.ends, 1));
+	EXPECT_EQ(ABISS_END_CLOSED, self->d.last_reason);
+	self->fd = open("/dev/null", O_RDONLY);
+}
+
+TEST_F(stream, truncate_to_zero_ends_it)
+{
+	struct abiss_start a = start_args();
+	struct abiss_status st = { .size = sizeof(st) };
+	char path[512];
+
+	ASSERT_EQ(0, start(self->fd, &a));
+	snprintf(path, sizeof(path), "%s/api-stream.dat", test_dir());
+	ASSERT_EQ(0, truncate(path, 0));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_TRUE(!!(st.flags & ABISS_STATUS_ENDED));
+	EXPECT_EQ(ABISS_END_TRUNCATED, st.end_reason);
+	EXPECT_TRUE(wait_for(&self->d.ends, 1));
+}
+
+TEST_F(stream, truncate_shrinks_the_buffer)
+{
+	struct abiss_start a = start_args();
+	struct abiss_status st = { .size = sizeof(st) };
+	char path[512];
+
+	ASSERT_EQ(0, start(self->fd, &a));
+	snprintf(path, sizeof(path), "%s/api-stream.dat", test_dir());
+	ASSERT_EQ(0, truncate(path, 100000));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_TRUE(!!(st.flags & ABISS_STATUS_ACTIVE));
+	EXPECT_GE(100000, st.buffered);
+}
+
+TEST_F(stream, mmap_position)
+{
+	struct abiss_start a = start_args();
+	struct abiss_status st = { .size = sizeof(st) };
+	__u64 pos = 3 << 20;
+
+	a.flags = ABISS_START_MMAP;
+	ASSERT_EQ(0, start(self->fd, &a));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_POSITION, &pos));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(pos, st.position);
+}
+
+TEST_F(stream, daemon_reply_errors)
+{
+	struct abiss_reply r = { .size = sizeof(r), .verdict = ABISS_VERDICT_ACCEPT,
+				 .id = 987654321 };
+	int fd2;
+
+	EXPECT_EQ(-1, write(self->d.fd, &r, sizeof(r)));	/* no such request */
+	EXPECT_EQ(ENOENT, errno);
+	r.verdict = 7;
+	EXPECT_EQ(-1, write(self->d.fd, &r, sizeof(r)));
+	EXPECT_EQ(EINVAL, errno);
+	r.verdict = ABISS_VERDICT_DENY;
+	r.error = EIO;				/* not a denial errno */
+	EXPECT_EQ(-1, write(self->d.fd, &r, sizeof(r)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, write(self->d.fd, &r, 8));	/* short */
+	EXPECT_EQ(EINVAL, errno);
+	fd2 = open("/dev/abiss", O_RDWR);		/* one daemon at a time */
+	EXPECT_EQ(-1, fd2);
+	EXPECT_EQ(EBUSY, errno);
+}
+
+TEST_F(stream, daemon_restart_sees_live_streams)
+{
+	struct abiss_start a = start_args();
+
+	ASSERT_EQ(0, start(self->fd, &a));
+	daemon_stop(&self->d);
+	ASSERT_EQ(0, daemon_start(&self->d, ABISS_VERDICT_ACCEPT, 0));
+	EXPECT_TRUE(wait_for(&self->d.lives, 1));
+}
+
+TEST_F(stream, daemon_stop_by_id)
+{
+	struct abiss_start a = start_args();
+	struct abiss_status st = { .size = sizeof(st) };
+	__u64 id;
+
+	ASSERT_EQ(0, start(self->fd, &a));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	id = st.id;
+	ASSERT_EQ(0, ioctl(self->d.fd, ABISS_DAEMON_STOP, &id));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(ABISS_END_ADMIN, st.end_reason);
+	id = 987654321;
+	EXPECT_EQ(-1, ioctl(self->d.fd, ABISS_DAEMON_STOP, &id));
+	EXPECT_EQ(ENOENT, errno);
+}
+
+/* Bad arguments: every one refused before abissd is asked. */
+FIXTURE(badargs) {
+	int fd;
+	struct daemon d;
+};
+
+FIXTURE_SETUP(badargs)
+{
+	self->fd = make_file("api-bad.dat", O_RDONLY);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, daemon_start(&self->d, ABISS_VERDICT_ACCEPT, 0));
+}
+
+FIXTURE_TEARDOWN(badargs)
+{
+	EXPECT_EQ(0, self->d.requests);
+	close(self->fd);
+	daemon_stop(&self->d);
+}
+
+TEST_F(badargs, unknown_ioctl)
+{
+	EXPECT_EQ(-1, ioctl(self->fd, _IO(ABISS_IOC_MAGIC, 31)));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(badargs, zero_rate)
+{
+	struct abiss_start a = start_args();
+
+	a.rate = 0;
+	EXPECT_EQ(EINVAL, start(self->fd, &a));
+}
+
+TEST_F(badargs, buffer_below_read_unit)
+{
+	struct abiss_start a = start_args();
+
+	a.buffer = a.read_unit - 1;
+	EXPECT_EQ(EINVAL, start(self->fd, &a));
+}
+
+TEST_F(badargs, buffer_too_big)
+{
+	struct abiss_start a = start_args();
+
+	a.buffer = 1ULL << 40;
+	EXPECT_EQ(EINVAL, start(self->fd, &a));
+}
+
+TEST_F(badargs, reserved_fields)
+{
+	struct abiss_start a = start_args();
+
+	a.__reserved[2] = 1;
+	EXPECT_EQ(EINVAL, start(self->fd, &a));
+	a = start_args();
+	a.__reserved0 = 1;
+	EXPECT_EQ(EINVAL, start(self->fd, &a));
+	a = start_args();
+	a.flags = 1U << 7;
+	EXPECT_EQ(EINVAL, start(self->fd, &a));
+}
+
+TEST_F(badargs, wrong_size)
+{
+	struct {
+		struct abiss_start a;
+		__u64 more;
+	} big = { .a = start_args(), .more = 1 };
+	struct abiss_start a = start_args();
+
+	a.size = ABISS_START_SIZE_VER0 - 8;
+	EXPECT_EQ(EINVAL, start(self->fd, &a));
+	a.size = 1 << 20;
+	EXPECT_EQ(EINVAL, start(self->fd, &a));
+	big.a.size = sizeof(big);		/* unknown non-zero tail */
+	EXPECT_EQ(EINVAL, start(self->fd, &big.a));
+}
+
+TEST_F(badargs, status_and_stop_without_stream)
+{
+	struct abiss_status st = { .size = sizeof(st) };
+	__u64 pos = 0;
+
+	EXPECT_EQ(-1, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(ENODATA, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, ABISS_IOC_STOP));
+	EXPECT_EQ(ENODATA, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, ABISS_IOC_POSITION, &pos));
+	EXPECT_EQ(ENODATA, errno);
+	st.size = 8;
+	EXPECT_EQ(-1, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(badargs, directory)
+{
+	struct abiss_start a = start_args();
+	int dfd = open(test_dir(), O_RDONLY | O_DIRECTORY);
+
+	ASSERT_LE(0, dfd);
+	EXPECT_EQ(EISDIR, start(dfd, &a));
+	close(dfd);
+}
+
+TEST_F(badargs, not_open_for_reading)
+{
+	struct abiss_start a = start_args();
+	char path[512];
+	int wfd;
+
+	snprintf(path, sizeof(path), "%s/api-bad.dat", test_dir());
+	wfd = open(path, O_WRONLY);
+	ASSERT_LE(0, wfd);
+	EXPECT_EQ(EBADF, start(wfd, &a));
+	close(wfd);
+}
+
+TEST_F(badargs, unsupported_filesystem)
+{
+	struct abiss_start a = start_args();
+	int tfd = open("/tmp/abiss-api-tmpfs.dat", O_RDWR | O_CREAT, 0644);
+
+	ASSERT_LE(0, tfd);
+	EXPECT_EQ(ENOTTY, start(tfd, &a));
+	close(tfd);
+	unlink("/tmp/abiss-api-tmpfs.dat");
+}
+
+/* abissd's answers, and its absence. */
+TEST(no_daemon)
+{
+	struct abiss_start a = start_args();
+	struct timespec t0, t1;
+	int fd = make_file("api-nodaemon.dat", O_RDONLY);
+
+	ASSERT_LE(0, fd);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(ESRCH, start(fd, &a));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_GE(1, t1.tv_sec - t0.tv_sec);	/* at once, no hang */
+	close(fd);
+}
+
+TEST(denied)
+{
+	struct abiss_start a = start_args();
+	struct daemon d;
+	int fd = make_file("api-denied.dat", O_RDONLY);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, daemon_start(&d, ABISS_VERDICT_DENY, 0));
+	EXPECT_EQ(EACCES, start(fd, &a));
+	daemon_stop(&d);
+	ASSERT_EQ(0, daemon_start(&d, ABISS_VERDICT_DENY, ENOSPC));
+	EXPECT_EQ(ENOSPC, start(fd, &a));
+	EXPECT_EQ(0, d.ends);		/* never admitted: no end message */
+	daemon_stop(&d);
+	close(fd);
+}
+
+TEST(daemon_silent)
+{
+	struct abiss_start a = start_args();
+	struct daemon d;
+	int fd = make_file("api-silent.dat", O_RDONLY);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, daemon_start(&d, 0, 0));
+	EXPECT_EQ(ETIMEDOUT, start(fd, &a));
+	daemon_stop(&d);
+	close(fd);
+}
+
+TEST(daemon_read_too_small)
+{
+	char small[8];
+	int fd = open("/dev/abiss", O_RDWR | O_NONBLOCK);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, read(fd, small, sizeof(small)));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+	fd = open("/dev/abiss", O_RDONLY);	/* must be read-write */
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_HARNESS_MAIN
