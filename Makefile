@@ -9,11 +9,36 @@ export KSRC
 endif
 
 GUEST_BIN := $(BUILD)/guest/bin
-GUEST_CFLAGS := -O2 -g -Wall -Wextra -static
+GUEST_CFLAGS := -static
 HOST_CC ?= gcc
+HOST_BIN := $(BUILD)/host/bin
 
-.PHONY: all demo check deps tree kernel bench-kernel guest uml-test selftest \
-	checkpatch clean distclean help
+# The ABISS uapi header: a folder holding linux/abiss.h.  Point it at the
+# headers exported from the built kernel ('make headers_install') once the
+# series has them.
+ABISS_UAPI ?= $(CURDIR)/wip
+# wip/ holds abiss.h itself, not linux/abiss.h: give it the linux/ folder
+# with a symbolic link in $(BUILD)/uapi (no copy to drift out of date).
+ifneq ($(wildcard $(ABISS_UAPI)/linux/abiss.h),)
+UAPI_INC := $(ABISS_UAPI)
+else
+UAPI_INC := $(BUILD)/uapi
+endif
+ABISS_H := $(UAPI_INC)/linux/abiss.h
+
+# abissd and the tools: each program is built from all its sources at once.
+PROG_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra \
+	-I$(UAPI_INC) -I$(CURDIR)/tools/lib
+LIB_SRCS := tools/lib/util.c
+LIB_HDRS := tools/lib/util.h
+ABISSD_SRCS := abissd/abissd.c abissd/policy.c $(LIB_SRCS)
+ABISSD_HDRS := abissd/policy.h $(LIB_HDRS) $(ABISS_H)
+RDRT_SRCS := tools/rdrt.c tools/lib/pattern.c $(LIB_SRCS)
+RDRT_HDRS := tools/lib/pattern.h $(LIB_HDRS) $(ABISS_H)
+PROGS := abissd
+
+.PHONY: all demo check deps tree kernel bench-kernel guest tools tools-test \
+	uml-test selftest checkpatch clean distclean help
 
 all: demo
 
@@ -23,6 +48,10 @@ help:
 	@echo 'make kernel     prepare the tree and build the test kernel'
 	@echo 'make uml-test   boot the built kernel and run the uml-tests (T= too)'
 	@echo 'make selftest   the harness tests'
+	@echo 'make tools      abissd and the tools for the host ($(HOST_BIN))'
+	@echo 'make tools-test their host-side tests (tools/test/run)'
+	@echo 'make guest      the same, static, for the guest ($(GUEST_BIN))'
+	@echo 'ABISS_UAPI=dir  a folder holding linux/abiss.h (default: wip)'
 	@echo 'make deps       install the Debian packages needed (as root)'
 	@echo 'make clean      remove build products but keep the unpacked tree'
 	@echo 'make distclean  remove $(BUILD) entirely'
@@ -40,9 +69,28 @@ kernel: tree
 bench-kernel: tree
 	@scripts/build-kernel bench
 
-# Static programs for the guest (the tools and abissd, as they land).
-guest: deps
-	@mkdir -p $(GUEST_BIN)
+# Static programs for the guest; uml-test/make-rootfs copies them in.
+guest: deps $(addprefix $(GUEST_BIN)/,$(PROGS))
+
+tools: $(addprefix $(HOST_BIN)/,$(PROGS))
+
+tools-test: tools
+	@tools/test/run $(HOST_BIN)
+
+$(GUEST_BIN)/abissd $(HOST_BIN)/abissd: $(ABISSD_SRCS) $(ABISSD_HDRS)
+$(GUEST_BIN)/rdrt $(HOST_BIN)/rdrt: $(RDRT_SRCS) $(RDRT_HDRS)
+
+$(BUILD)/uapi/linux/abiss.h: $(ABISS_UAPI)/abiss.h
+	@mkdir -p $(@D)
+	ln -sfn $< $@
+
+$(GUEST_BIN)/%:
+	@mkdir -p $(@D)
+	$(HOST_CC) $(PROG_CFLAGS) $(GUEST_CFLAGS) -o $@ $(filter %.c,$^)
+
+$(HOST_BIN)/%:
+	@mkdir -p $(@D)
+	$(HOST_CC) $(PROG_CFLAGS) -o $@ $(filter %.c,$^)
 
 demo: kernel guest
 	@uml-test/demo/run
@@ -57,7 +105,7 @@ selftest:
 	@uml-test/selftest/run
 
 clean:
-	rm -rf $(BUILD)/obj-* $(BUILD)/cfg-* $(BUILD)/guest $(BUILD)/rootfs \
+	rm -rf $(BUILD)/obj-* $(BUILD)/cfg-* $(BUILD)/guest $(BUILD)/host $(BUILD)/rootfs \
 		$(BUILD)/uml-test $(BUILD)/selftest
 
 distclean:
