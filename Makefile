@@ -35,7 +35,7 @@ ABISSD_SRCS := abissd/abissd.c abissd/policy.c $(LIB_SRCS)
 ABISSD_HDRS := abissd/policy.h $(LIB_HDRS) $(ABISS_H)
 RDRT_SRCS := tools/rdrt.c tools/lib/pattern.c $(LIB_SRCS)
 RDRT_HDRS := tools/lib/pattern.h $(LIB_HDRS) $(ABISS_H)
-PROGS := abissd
+PROGS := abissd rdrt
 
 .PHONY: all demo check deps tree kernel bench-kernel guest tools tools-test \
 	uml-test selftest checkpatch clean distclean help
