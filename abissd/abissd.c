@@ -327,13 +327,18 @@ static void handle_request(const struct abiss_msg *m)
 	policy_admit(&policy, &s, &v);
 	r.verdict = v.error ? ABISS_VERDICT_DENY : ABISS_VERDICT_ACCEPT;
 	r.error = v.error;
+	/* The status is right by the time the stream can start. */
+	if (!v.error)
+		write_status(false);
 	n = write(dev_fd, &r, sizeof(r));
 	if (n != sizeof(r)) {
 		/* The kernel gave up on the request (or it is gone): no stream. */
 		logmsg(LOG_ERR, "%s: cannot send the verdict: %s", describe(&s),
 		       n < 0 ? strerror(errno) : "short write");
-		if (!v.error)
+		if (!v.error) {
 			policy_release(&policy, s.id, &gone);
+			write_status(false);
+		}
 		return;
 	}
 	if (v.error)
@@ -341,8 +346,6 @@ static void handle_request(const struct abiss_msg *m)
 		       strerrorname_np(v.error), v.why);
 	else
 		logmsg(LOG_INFO, "%s: accepted: %s", describe(&s), v.why);
-	if (!v.error)
-		write_status(false);
 }
 
 static void handle_end(const struct abiss_msg *m)
