@@ -10,15 +10,32 @@ endif
 
 KSRC_DIR := $(if $(KSRC),$(KSRC),$(BUILD)/linux)
 GUEST_BIN := $(BUILD)/guest/bin
-# The kernel's user-space headers, exported from the patched tree.
+# The kernel's user-space headers (linux/abiss.h), exported from the
+# patched tree by 'make headers'.
 UAPI := $(BUILD)/headers/include
-GUEST_CFLAGS := -O2 -g -Wall -Wextra -static -I$(UAPI)
-# Test programs of uml-test/prog use the kernel's kselftest harness.
-SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter -Wno-sign-compare
-GUEST_TESTS := $(patsubst uml-test/prog/%.c,$(GUEST_BIN)/%,$(wildcard uml-test/prog/*.c))
+ABISS_H := $(UAPI)/linux/abiss.h
+HOST_CC ?= gcc
+HOST_BIN := $(BUILD)/host/bin
 
-.PHONY: all demo check deps tree headers kernel bench-kernel guest uml-test selftest \
-	checkpatch clean distclean help
+# abissd and the tools: each program is built from all its sources at once.
+PROG_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra \
+	-I$(UAPI) -I$(CURDIR)/tools/lib
+GUEST_CFLAGS := -static
+LIB_SRCS := tools/lib/util.c
+LIB_HDRS := tools/lib/util.h
+ABISSD_SRCS := abissd/abissd.c abissd/policy.c $(LIB_SRCS)
+ABISSD_HDRS := abissd/policy.h $(LIB_HDRS) $(ABISS_H)
+RDRT_SRCS := tools/rdrt.c tools/lib/pattern.c $(LIB_SRCS)
+RDRT_HDRS := tools/lib/pattern.h $(LIB_HDRS) $(ABISS_H)
+PROGS := abissd rdrt
+
+# Test programs of uml-test/prog use the kernel's kselftest harness.
+SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter \
+	-Wno-sign-compare
+GUEST_TESTS := $(patsubst uml-test/prog/%.c,%,$(wildcard uml-test/prog/*.c))
+
+.PHONY: all demo check deps tree headers kernel bench-kernel guest tools tools-test \
+	uml-test selftest clean distclean help
 
 all: demo
 
@@ -28,6 +45,9 @@ help:
 	@echo 'make kernel     prepare the tree and build the test kernel'
 	@echo 'make uml-test   boot the built kernel and run the uml-tests (T= too)'
 	@echo 'make selftest   the harness tests'
+	@echo 'make tools      abissd and the tools for the host ($(HOST_BIN))'
+	@echo 'make tools-test their host-side tests (tools/test/run)'
+	@echo 'make guest      the same, static, for the guest ($(GUEST_BIN))'
 	@echo 'make deps       install the Debian packages needed (as root)'
 	@echo 'make clean      remove build products but keep the unpacked tree'
 	@echo 'make distclean  remove $(BUILD) entirely'
@@ -50,13 +70,31 @@ headers: tree
 	@$(MAKE) -s -C $(KSRC_DIR) ARCH=x86 O=$(BUILD)/obj-headers \
 		INSTALL_HDR_PATH=$(BUILD)/headers headers_install
 
-# Static programs for the guest: the tools, abissd and uml-test/prog.
+# Static programs for the guest (uml-test/make-rootfs copies them in):
+# abissd, the tools, and the test programs of uml-test/prog.
 guest: headers
-	@mkdir -p $(GUEST_BIN)
-	@$(MAKE) -s $(GUEST_TESTS)
+	@$(MAKE) -s $(addprefix $(GUEST_BIN)/,$(PROGS) $(GUEST_TESTS))
 
-$(GUEST_BIN)/%: uml-test/prog/%.c $(UAPI)/linux/abiss.h
-	$(CC) $(GUEST_CFLAGS) $(SELFTEST_CFLAGS) -o $@ $< -lpthread
+tools: headers
+	@$(MAKE) -s $(addprefix $(HOST_BIN)/,$(PROGS))
+
+tools-test: tools
+	@tools/test/run $(HOST_BIN)
+
+$(GUEST_BIN)/abissd $(HOST_BIN)/abissd: $(ABISSD_SRCS) $(ABISSD_HDRS)
+$(GUEST_BIN)/rdrt $(HOST_BIN)/rdrt: $(RDRT_SRCS) $(RDRT_HDRS)
+
+$(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)): $(GUEST_BIN)/%: uml-test/prog/%.c $(ABISS_H)
+	@mkdir -p $(@D)
+	$(HOST_CC) $(PROG_CFLAGS) $(SELFTEST_CFLAGS) $(GUEST_CFLAGS) -o $@ $< -lpthread
+
+$(GUEST_BIN)/%:
+	@mkdir -p $(@D)
+	$(HOST_CC) $(PROG_CFLAGS) $(GUEST_CFLAGS) -o $@ $(filter %.c,$^)
+
+$(HOST_BIN)/%:
+	@mkdir -p $(@D)
+	$(HOST_CC) $(PROG_CFLAGS) -o $@ $(filter %.c,$^)
 
 demo: kernel guest
 	@uml-test/demo/run
@@ -71,7 +109,7 @@ selftest:
 	@uml-test/selftest/run
 
 clean:
-	rm -rf $(BUILD)/obj-* $(BUILD)/cfg-* $(BUILD)/guest $(BUILD)/rootfs \
+	rm -rf $(BUILD)/obj-* $(BUILD)/cfg-* $(BUILD)/guest $(BUILD)/host $(BUILD)/rootfs \
 		$(BUILD)/uml-test $(BUILD)/selftest
 
 distclean:

@@ -6,7 +6,6 @@
  * files live in $ABISS_TEST_DIR (a FAT, VFAT or ext3 mount); each test
  * plays abissd itself with a thread on /dev/abiss when it needs one.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

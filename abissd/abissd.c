@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * abissd - the ABISS admission daemon.
+ *
+ * The kernel asks, through /dev/abiss, whether a read stream may start;
+ * abissd answers from its policy (policy.c) and keeps the accounting of
+ * what it admitted, released when the kernel says a stream ended.  A bad
+ * message from the kernel is logged and skipped: the daemon never dies of
+ * one.
+ */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <linux/abiss.h>
+
+#include "policy.h"
+#include "util.h"
+
+#define DEFAULT_DEVICE	"/dev/abiss"
+#define DEFAULT_PIDFILE	"/run/abissd.pid"
+#define DEFAULT_CONFIG	"/etc/abiss/abissd.conf"
+
+/* Room for any record the kernel may send: it never exceeds a page. */
+#define MSG_BUF_SIZE	4096
+
+static struct {
+	const char *device;
+	char *pidfile;
+	const char *config;
+	bool config_given;
+	char *status_file;
+	bool foreground;
+	bool debug;
+} opt = {
+	.device = DEFAULT_DEVICE,
+	.config = DEFAULT_CONFIG,
+};
+
+static struct policy policy;
+static int dev_fd = -1;
+
+static volatile sig_atomic_t got_stop;	/* the signal that asks us to exit */
+static volatile sig_atomic_t got_usr1;
+
+static void __attribute__((format(printf, 2, 3)))
+logmsg(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (prio == LOG_DEBUG && !opt.debug)
+		return;
+	va_start(ap, fmt);
+	if (opt.foreground) {
+		fprintf(stderr, "%s: ", program_invocation_short_name);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	} else {
+		vsyslog(prio, fmt, ap);
+	}
+	va_end(ap);
+}
+
+static void __attribute__((noreturn)) usage(void)
+{
+	FILE *out = stdout;
+
+	fputs("\nUsage:\n", out);
+	fprintf(out, " %s [options]\n", program_invocation_short_name);
+	fputs("\nAdmit or deny ABISS guaranteed-rate read streams, keeping the sum of\n"
+	      "the rates admitted on each device at or under its capacity.\n", out);
+	fputs("\nOptions:\n", out);
+	fputs(" -C, --capacity <rate>     capacity of every device without its own\n"
+	      "                             'capacity' line, in bytes/s (k, M, G: 1000)\n", out);
+	fputs(" -c, --config <file>       config file (default " DEFAULT_CONFIG ")\n", out);
+	fputs(" -D, --device <path>       the kernel channel (default " DEFAULT_DEVICE ")\n", out);
+	fputs(" -p, --pidfile <path>      pid file, locked (default " DEFAULT_PIDFILE ")\n", out);
+	fputs(" -s, --status-file <path>  keep the reservations written in this file\n", out);
+	fputs(" -F, --foreground          do not daemonize; log to stderr\n", out);
+	fputs(" -d, --debug               log every message from the kernel too\n", out);
+	fputs(" -h, --help                display this help\n", out);
+	fputs(" -V, --version             display version\n", out);
+	fputs("\nSignals: SIGTERM and SIGINT stop it; SIGUSR1 writes the status file\n"
+	      "(or logs the reservations without one).\n", out);
+	fprintf(out, "\nFor more details see %s(8).\n", program_invocation_short_name);
+	exit(EXIT_OK);
+}
+
+/* @path made absolute, since the daemon changes to / */
+static char *abs_path(const char *path)
+{
+	char cwd[4096], *abs;
+
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		abs = strdup(path);
+	else if (asprintf(&abs, "%s/%s", cwd, path) < 0)
+		abs = NULL;
+	if (!abs)
+		err(EXIT_FAIL, "out of memory");
+	return abs;
+}
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "capacity",    required_argument, NULL, 'C' },
+		{ "config",      required_argument, NULL, 'c' },
+		{ "device",      required_argument, NULL, 'D' },
+		{ "pidfile",     required_argument, NULL, 'p' },
+		{ "status-file", required_argument, NULL, 's' },
+		{ "foreground",  no_argument,       NULL, 'F' },
+		{ "debug",       no_argument,       NULL, 'd' },
+		{ "help",        no_argument,       NULL, 'h' },
+		{ "version",     no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *capacity = NULL;
+	char msg[256];
+	uint64_t rate;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "C:c:D:p:s:FdhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'C':
+			capacity = optarg;
+			if (parse_rate(optarg, &rate))
+				usage_error("bad capacity: '%s'", optarg);
+			break;
+		case 'c':
+			opt.config = optarg;
+			opt.config_given = true;
+			break;
+		case 'D':
+			opt.device = optarg;
+			break;
+		case 'p':
+			opt.pidfile = abs_path(optarg);
+			break;
+		case 's':
+			opt.status_file = abs_path(optarg);
+			break;
+		case 'F':
+			opt.foreground = true;
+			break;
+		case 'd':
+			opt.debug = true;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			printf("%s (ABISS) %s\n", program_invocation_short_name, ABISS_VERSION);
+			exit(EXIT_OK);
+		default:
+			try_help();
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument: '%s'", argv[optind]);
+	if (!opt.pidfile)
+		opt.pidfile = abs_path(DEFAULT_PIDFILE);
+
+	/* The config first, so that --capacity overrides its 'capacity *'. */
+	if (policy_load(&policy, opt.config, opt.config_given, msg, sizeof(msg)))
+		errx(EXIT_FAIL, "%s", msg);
+	if (capacity)
+		policy_set_capacity(&policy, "*", rate, msg, sizeof(msg));
+}
+
+/*
+ * Take the pid file's lock, or exit if another abissd holds it.  The lock
+ * (flock) belongs to the open file, so it survives daemonizing.
+ */
+static int lock_pidfile(void)
+{
+	char buf[32] = "";
+	ssize_t n;
+	int fd;
+
+	fd = open(opt.pidfile, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		err(EXIT_FAIL, "cannot open '%s'", opt.pidfile);
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	if (errno != EWOULDBLOCK)
+		err(EXIT_FAIL, "cannot lock '%s'", opt.pidfile);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	errx(EXIT_FAIL, "another abissd is already running (pid %s; '%s' is locked)",
+	     *buf ? buf : "unknown", opt.pidfile);
+}
+
+static void write_pidfile(int fd)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+
+	if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)len, 0) != len)
+		logmsg(LOG_WARNING, "cannot write '%s': %m", opt.pidfile);
+}
+
+/*
+ * Open the kernel channel.  A Unix socket stands in for the device in
+ * tests: we connect to it as SOCK_SEQPACKET, which keeps record boundaries
+ * the way /dev/abiss does.
+ */
+static int open_device(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *hint = "";
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (errno == ENXIO && !stat(path, &st) && S_ISSOCK(st.st_mode) &&
+	    strlen(path) < sizeof(sa.sun_path)) {
+		strcpy(sa.sun_path, path);
+		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			return fd;
+	}
+	if (errno == EBUSY)
+		hint = " (is another abissd running?)";
+	else if (errno == EPERM || errno == EACCES)
+		hint = " (abissd needs CAP_SYS_ADMIN)";
+	errx(EXIT_FAIL, "cannot open '%s': %s%s", path, strerror(errno), hint);
+}
+
+/* Write the reservations to the status file (atomically), or log them. */
+static void write_status(bool log_if_no_file)
+{
+	char *tmp, *text = NULL, *line, *save;
+	size_t len = 0;
+	FILE *f;
+
+	if (!opt.status_file) {
+		if (!log_if_no_file)
+			return;
+		f = open_memstream(&text, &len);
+		if (!f)
+			return;
+		policy_dump(&policy, f);
+		fclose(f);
+		for (line = strtok_r(text, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			logmsg(LOG_INFO, "%s", line);
+		free(text);
+		return;
+	}
+	if (asprintf(&tmp, "%s.tmp", opt.status_file) < 0)
+		return;
+	f = fopen(tmp, "we");
+	if (f) {
+		policy_dump(&policy, f);
+		if (fclose(f) == 0 && rename(tmp, opt.status_file) == 0) {
+			free(tmp);
+			return;
+		}
+	}
+	logmsg(LOG_ERR, "cannot write '%s': %m", opt.status_file);
+	unlink(tmp);
+	free(tmp);
+}
+
+static const char *end_reason(uint32_t reason)
+{
+	static const char *const names[] = {
+		[ABISS_END_NONE] = "no reason",
+		[ABISS_END_STOPPED] = "stopped",
+		[ABISS_END_CLOSED] = "file closed",
+		[ABISS_END_TRUNCATED] = "file truncated",
+		[ABISS_END_UNMOUNTED] = "file system unmounted",
+		[ABISS_END_ERROR] = "refill error",
+		[ABISS_END_ADMIN] = "stopped by abissd",
+	};
+
+	if (reason < sizeof(names) / sizeof(names[0]))
+		return names[reason];
+	return "unknown reason";
+}
+
+static void msg_to_stream(const struct abiss_msg *m, struct stream *s)
+{
+	*s = (struct stream) {
+		.id = m->id, .dev = m->dev, .ino = m->ino, .rate = m->rate,
+		.buffer = m->buffer, .pid = m->pid, .uid = m->uid, .gid = m->gid,
+	};
+}
+
+/* "stream 7 (pid 12 uid 0 gid 0, file 8:1:42, rate 2000000 B/s, buffer 65536)" */
+static const char *describe(const struct stream *s)
+{
+	static char buf[200];
+
+	snprintf(buf, sizeof(buf),
+		 "stream %llu (pid %u uid %u gid %u, file %u:%u:%llu, rate %llu B/s, buffer %llu)",
+		 (unsigned long long)s->id, s->pid, s->uid, s->gid,
+		 major(s->dev), minor(s->dev), (unsigned long long)s->ino,
+		 (unsigned long long)s->rate, (unsigned long long)s->buffer);
+	return buf;
+}
+
+static void handle_request(const struct abiss_msg *m)
+{
+	struct abiss_reply r = { .size = sizeof(r), .id = m->id };
+	struct verdict v;
+	struct stream s, gone;
+	ssize_t n;
+
+	msg_to_stream(m, &s);
+	policy_admit(&policy, &s, &v);
+	r.verdict = v.error ? ABISS_VERDICT_DENY : ABISS_VERDICT_ACCEPT;
+	r.error = v.error;
+	/* The status is right by the time the stream can start. */
+	if (!v.error)
+		write_status(false);
+	n = write(dev_fd, &r, sizeof(r));
+	if (n != sizeof(r)) {
+		/* The kernel gave up on the request (or it is gone): no stream. */
+		logmsg(LOG_ERR, "%s: cannot send the verdict: %s", describe(&s),
+		       n < 0 ? strerror(errno) : "short write");
+		if (!v.error) {
+			policy_release(&policy, s.id, &gone);
+			write_status(false);
+		}
+		return;
+	}
+	if (v.error)
+		logmsg(LOG_NOTICE, "%s: denied with %s: %s", describe(&s),
+		       strerrorname_np(v.error), v.why);
+	else
+		logmsg(LOG_INFO, "%s: accepted: %s", describe(&s), v.why);
+}
+
+static void handle_end(const struct abiss_msg *m)
+{
+	struct stream gone;
+
+	if (policy_release(&policy, m->id, &gone)) {
+		logmsg(LOG_WARNING, "end of unknown stream %llu (%s): ignored",
+		       (unsigned long long)m->id, end_reason(m->reason));
+		return;
+	}
+	logmsg(LOG_INFO, "%s: ended (%s): reservation released", describe(&gone),
+	       end_reason(m->reason));
+	write_status(false);
+}
+
+static void handle_live(const struct abiss_msg *m)
+{
+	struct stream s;
+
+	msg_to_stream(m, &s);
+	if (policy_live(&policy, &s)) {
+		logmsg(LOG_WARNING, "%s: already known: ignored", describe(&s));
+		return;
+	}
+	logmsg(LOG_INFO, "%s: admitted before this abissd started: accounted",
+	       describe(&s));
+	write_status(false);
+}
+
+/*
+ * One read() of the device: normally one record, but walk as many as it
+ * holds.  Anything malformed is logged and the rest of the read dropped.
+ */
+static void handle_records(const unsigned char *buf, size_t len)
+{
+	struct abiss_msg m;
+	uint32_t size;
+	size_t left;
+
+	for (; len; buf += size, len -= size) {
+		left = len;
+		if (left < 2 * sizeof(uint32_t)) {
+			logmsg(LOG_WARNING, "short record (%zu bytes): ignored", left);
+			return;
+		}
+		memcpy(&size, buf, sizeof(size));
+		if (size < sizeof(m) || size > left) {
+			logmsg(LOG_WARNING, "bad record (size %u, %zu bytes read): ignored",
+			       size, left);
+			return;
+		}
+		memcpy(&m, buf, sizeof(m));
+		logmsg(LOG_DEBUG, "message type %u id %llu pid %u uid %u gid %u reason %u "
+		       "dev %u:%u ino %llu rate %llu buffer %llu",
+		       m.type, (unsigned long long)m.id, m.pid, m.uid, m.gid, m.reason,
+		       major(m.dev), minor(m.dev), (unsigned long long)m.ino,
+		       (unsigned long long)m.rate, (unsigned long long)m.buffer);
+		switch (m.type) {
+		case ABISS_MSG_REQUEST:
+			handle_request(&m);
+			break;
+		case ABISS_MSG_END:
+			handle_end(&m);
+			break;
+		case ABISS_MSG_LIVE:
+			handle_live(&m);
+			break;
+		default:
+			logmsg(LOG_WARNING, "unknown message type %u (stream %llu): ignored",
+			       m.type, (unsigned long long)m.id);
+		}
+	}
+}
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		got_usr1 = 1;
+	else
+		got_stop = sig;
+}
+
+/*
+ * Signals stay blocked but in ppoll(), so a SIGTERM is never lost between
+ * checking got_stop and going to sleep.
+ */
+static int serve(void)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGUSR1 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct pollfd pfd = { .fd = dev_fd, .events = POLLIN };
+	static unsigned char buf[MSG_BUF_SIZE] __attribute__((aligned(8)));
+	sigset_t block, orig;
+	ssize_t n;
+	size_t i;
+
+	sigemptyset(&block);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&block, sigs[i]);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+
+	while (!got_stop) {
+		if (got_usr1) {
+			got_usr1 = 0;
+			write_status(true);
+		}
+		if (ppoll(&pfd, 1, NULL, &orig) < 0) {
+			if (errno == EINTR)
+				continue;
+			logmsg(LOG_ERR, "poll '%s': %m", opt.device);
+			return EXIT_FAIL;
+		}
+		n = read(dev_fd, buf, sizeof(buf));
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			logmsg(LOG_ERR, "read '%s': %m", opt.device);
+			return EXIT_FAIL;
+		}
+		if (n == 0) {
+			logmsg(LOG_ERR, "'%s' was closed", opt.device);
+			return EXIT_FAIL;
+		}
+		handle_records(buf, (size_t)n);
+	}
+	logmsg(LOG_INFO, "exiting on %s", strsignal(got_stop));
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	int pid_fd, ret;
+
+	atexit(close_stdout);
+	policy_init(&policy);
+	parse_args(argc, argv);
+
+	pid_fd = lock_pidfile();
+	dev_fd = open_device(opt.device);
+	if (!opt.foreground) {
+		openlog(program_invocation_short_name, LOG_PID, LOG_DAEMON);
+		if (daemon(0, 0))
+			err(EXIT_FAIL, "cannot daemonize");
+	}
+	write_pidfile(pid_fd);
+	logmsg(LOG_INFO, "started on '%s'", opt.device);
+	if (!policy.has_default && !policy.ndevs)
+		logmsg(LOG_WARNING, "no capacity configured: every request will be denied");
+	write_status(false);
+
+	ret = serve();
+
+	if (opt.status_file)
+		unlink(opt.status_file);
+	unlink(opt.pidfile);
+	close(dev_fd);
+	close(pid_fd);
+	policy_free(&policy);
+	return ret;
+}

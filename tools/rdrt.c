@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdrt - real-time read test.
+ *
+ * Reads a file at a given rate, a read unit at a time on absolute
+ * CLOCK_MONOTONIC deadlines, with or without an ABISS stream, with read()
+ * or through mmap(), and reports how long each read took.  It also writes
+ * and checks test files whose content is a known function of the offset
+ * (pattern.h), so a run can prove that what it read is what is on disk.
+ */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/abiss.h>
+
+#include "pattern.h"
+#include "util.h"
+
+#define DEFAULT_READ_SIZE	(64 * 1024)
+#define MAX_READ_SIZE		(1024 * 1024 * 1024)	/* fits read_unit */
+#define CREATE_CHUNK		(1024 * 1024)
+
+static struct {
+	const char *file;
+	uint64_t rate;		/* bytes/s; 0: as fast as possible */
+	uint64_t read_size;
+	uint64_t duration;	/* ns; 0: no limit */
+	uint64_t stop_after;	/* bytes; 0: no limit */
+	uint64_t buffer;	/* 0: default */
+	uint64_t seed;
+	uint64_t create_size;
+	bool create;
+	bool abiss;
+	bool mmap;
+	bool verify;
+	bool json;
+	bool status;
+} opt = {
+	.read_size = DEFAULT_READ_SIZE,
+};
+
+/* What a run measured. */
+struct result {
+	uint64_t bytes;
+	uint64_t reads;
+	uint64_t worst_ns;
+	uint64_t p99_ns;
+	uint64_t run_ns;
+	bool have_status;	/* ABISS: @status is the stream's, at the end */
+	struct abiss_status status;
+	bool mismatch;
+	uint64_t bad_offset;
+	unsigned char got, want;
+};
+
+enum {
+	OPT_STATUS = 0x100,
+};
+
+static void __attribute__((noreturn)) usage(void)
+{
+	FILE *out = stdout;
+	const char *p = program_invocation_short_name;
+
+	fputs("\nUsage:\n", out);
+	fprintf(out, " %s [options] <file>\n", p);
+	fprintf(out, " %s --create <size> [--seed <n>] <file>\n", p);
+	fputs("\nRead a file at a steady rate, optionally as an ABISS guaranteed-rate\n"
+	      "stream, and report the latency of every read.\n", out);
+	fputs("\nOptions:\n", out);
+	fputs(" -r, --rate <rate>        read at this many bytes/s (k, M, G: 1000);\n"
+	      "                            default: as fast as possible\n", out);
+	fputs(" -s, --read-size <size>   bytes per read (k, M, G: 1024; default 64k)\n", out);
+	fputs(" -t, --duration <time>    stop after this time (seconds, or 500ms)\n", out);
+	fputs(" -n, --stop-after <size>  stop after this many bytes\n", out);
+	fputs(" -a, --abiss              read as an ABISS stream at --rate\n", out);
+	fputs(" -b, --buffer <size>      ABISS playout buffer (default: one second\n"
+	      "                            at the rate, at least 4 reads)\n", out);
+	fputs(" -m, --mmap               read through mmap(), touching every page\n", out);
+	fputs(" -v, --verify             check the data against the test pattern\n", out);
+	fputs(" -S, --seed <n>           the test pattern's seed (default 0)\n", out);
+	fputs(" -c, --create <size>      write a test file of this size, then exit\n", out);
+	fputs(" -j, --json               print the results as one JSON object\n", out);
+	fputs("     --status             print the stream status after the start and\n"
+	      "                            before the stop (to stderr)\n", out);
+	fputs(" -h, --help               display this help\n", out);
+	fputs(" -V, --version            display version\n", out);
+	fprintf(out, "\nFor more details see %s(1).\n", p);
+	exit(EXIT_OK);
+}
+
+static uint64_t arg_number(int (*parse)(const char *, uint64_t *),
+			   const char *what, const char *arg)
+{
+	uint64_t v;
+
+	if (parse(arg, &v) || v == 0)
+		usage_error("bad %s: '%s'", what, arg);
+	return v;
+}
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "rate",       required_argument, NULL, 'r' },
+		{ "read-size",  required_argument, NULL, 's' },
+		{ "duration",   required_argument, NULL, 't' },
+		{ "stop-after", required_argument, NULL, 'n' },
+		{ "abiss",      no_argument,       NULL, 'a' },
+		{ "buffer",     required_argument, NULL, 'b' },
+		{ "mmap",       no_argument,       NULL, 'm' },
+		{ "verify",     no_argument,       NULL, 'v' },
+		{ "seed",       required_argument, NULL, 'S' },
+		{ "create",     required_argument, NULL, 'c' },
+		{ "json",       no_argument,       NULL, 'j' },
+		{ "status",     no_argument,       NULL, OPT_STATUS },
+		{ "help",       no_argument,       NULL, 'h' },
+		{ "version",    no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "r:s:t:n:ab:mvS:c:jhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			opt.rate = arg_number(parse_rate, "rate", optarg);
+			break;
+		case 's':
+			opt.read_size = arg_number(parse_size, "read size", optarg);
+			if (opt.read_size > MAX_READ_SIZE)
+				usage_error("read size too large (at most 1G): '%s'", optarg);
+			break;
+		case 't':
+			opt.duration = arg_number(parse_duration, "duration", optarg);
+			break;
+		case 'n':
+			opt.stop_after = arg_number(parse_size, "size", optarg);
+			break;
+		case 'a':
+			opt.abiss = true;
+			break;
+		case 'b':
+			opt.buffer = arg_number(parse_size, "buffer size", optarg);
+			break;
+		case 'm':
+			opt.mmap = true;
+			break;
+		case 'v':
+			opt.verify = true;
+			break;
+		case 'S':
+			if (parse_u64(optarg, &opt.seed))
+				usage_error("bad seed: '%s'", optarg);
+			break;
+		case 'c':
+			opt.create = true;
+			if (parse_size(optarg, &opt.create_size))
+				usage_error("bad size: '%s'", optarg);
+			break;
+		case 'j':
+			opt.json = true;
+			break;
+		case OPT_STATUS:
+			opt.status = true;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			printf("%s (ABISS) %s\n", program_invocation_short_name, ABISS_VERSION);
+			exit(EXIT_OK);
+		default:
+			try_help();
+		}
+	}
+	if (optind == argc)
+		usage_error("no file given");
+	if (optind + 1 < argc)
+		usage_error("unexpected argument: '%s'", argv[optind + 1]);
+	opt.file = argv[optind];
+
+	if (opt.create && (opt.abiss || opt.mmap || opt.verify || opt.rate || opt.json))
+		usage_error("--create writes a file: it takes only --seed");
+	if (opt.abiss && !opt.rate)
+		usage_error("--abiss needs --rate");
+	if (!opt.abiss && (opt.buffer || opt.status))
+		usage_error("--buffer and --status need --abiss");
+	if (opt.abiss && !opt.buffer) {
+		opt.buffer = opt.rate > 4 * opt.read_size ? opt.rate : 4 * opt.read_size;
+	}
+}
+
+static int create_file(void)
+{
+	unsigned char *buf = malloc(CREATE_CHUNK);
+	uint64_t off;
+	size_t n;
+	int fd;
+
+	if (!buf)
+		err(EXIT_FAIL, "out of memory");
+	fd = open(opt.file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		err(EXIT_FAIL, "cannot create '%s'", opt.file);
+	for (off = 0; off < opt.create_size; off += n) {
+		n = opt.create_size - off < CREATE_CHUNK ? opt.create_size - off
+							 : CREATE_CHUNK;
+		pattern_fill(buf, off, n, opt.seed);
+		if (write(fd, buf, n) != (ssize_t)n)
+			err(EXIT_FAIL, "write error on '%s'", opt.file);
+	}
+	if (fsync(fd) || close(fd))
+		err(EXIT_FAIL, "write error on '%s'", opt.file);
+	free(buf);
+	return EXIT_OK;
+}
+
+/* Why ABISS_IOC_START may fail, in words a user can act on. */
+static const char *start_hint(int e)
+{
+	switch (e) {
+	case ESRCH:
+		return " (is abissd running?)";
+	case ENOSPC:
+		return " (over the device's capacity)";
+	case EACCES:
+	case EPERM:
+		return " (denied by abissd)";
+	case EDQUOT:
+		return " (over your limit)";
+	case EBUSY:
+		return " (a stream already runs on this file)";
+	case ENOTTY:
+		return " (no ABISS in this kernel, or on this file system?)";
+	case EINVAL:
+		return " (bad rate, buffer or read size?)";
+	}
+	return "";
+}
+
+static void start_stream(int fd)
+{
+	struct abiss_start st = {
+		.size = sizeof(st),
+		.flags = opt.mmap ? ABISS_START_MMAP : 0,
+		.rate = opt.rate,
+		.buffer = opt.buffer,
+		.read_unit = (uint32_t)opt.read_size,
+	};
+
+	if (ioctl(fd, ABISS_IOC_START, &st) < 0)
+		errx(EXIT_FAIL, "ABISS refused the stream: %s%s", strerror(errno),
+		     start_hint(errno));
+}
+
+static int get_status(int fd, struct abiss_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	if (ioctl(fd, ABISS_IOC_STATUS, st) == 0)
+		return 0;
+	warn("cannot get the stream status");
+	return -1;
+}
+
+static void print_status(const char *when, const struct abiss_status *st)
+{
+	fprintf(stderr, "%s: stream status %s: id %llu flags 0x%x rate %llu buffer %llu "
+		"position %llu buffered %llu delivered %llu misses %llu refills %llu "
+		"worst_refill_ns %llu end_reason %u\n",
+		program_invocation_short_name, when, (unsigned long long)st->id,
+		st->flags, (unsigned long long)st->rate, (unsigned long long)st->buffer,
+		(unsigned long long)st->position, (unsigned long long)st->buffered,
+		(unsigned long long)st->delivered, (unsigned long long)st->misses,
+		(unsigned long long)st->refills,
+		(unsigned long long)st->worst_refill_ns, st->end_reason);
+}
+
+/* Touch every page of [p, p + len), as a reader of a mapping would. */
+static void touch_pages(const unsigned char *p, size_t len, size_t page)
+{
+	volatile unsigned char sink = 0;
+	size_t i;
+
+	for (i = 0; i < len; i += page - ((uintptr_t)(p + i) & (page - 1)))
+		sink += p[i];
+	(void)sink;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile @pct of @n latencies (sorts them). */
+static uint64_t percentile(uint64_t *lat, size_t n, unsigned int pct)
+{
+	size_t rank;
+
+	if (!n)
+		return 0;
+	qsort(lat, n, sizeof(*lat), cmp_u64);
+	rank = (n * pct + 99) / 100;
+	return lat[rank ? rank - 1 : 0];
+}
+
+static void check_data(struct result *r, const unsigned char *p, uint64_t off, size_t n)
+{
+	ptrdiff_t bad = pattern_check(p, off, n, opt.seed);
+
+	if (bad < 0)
+		return;
+	r->mismatch = true;
+	r->bad_offset = off + (uint64_t)bad;
+	r->got = p[bad];
+	pattern_fill(&r->want, r->bad_offset, 1, opt.seed);
+}
+
+static void run(int fd, struct result *r)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), cap = 1024, n;
+	unsigned char *buf = NULL, *map = NULL;
+	uint64_t *lat = malloc(cap * sizeof(*lat));
+	uint64_t start, t0, t1, size = 0, want, pos;
+	struct abiss_status st;
+	struct stat sb;
+	ssize_t got;
+
+	if (!lat)
+		err(EXIT_FAIL, "out of memory");
+	if (opt.mmap) {
+		if (fstat(fd, &sb))
+			err(EXIT_FAIL, "cannot stat '%s'", opt.file);
+		size = (uint64_t)sb.st_size;
+		if (size) {
+			map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+			if (map == MAP_FAILED)
+				err(EXIT_FAIL, "cannot mmap '%s'", opt.file);
+		}
+	} else if (posix_memalign((void **)&buf, page, opt.read_size)) {
+		err(EXIT_FAIL, "out of memory");
+	}
+
+	if (opt.abiss) {
+		start_stream(fd);
+		if (opt.status && !get_status(fd, &st))
+			print_status("after start", &st);
+	}
+
+	start = now_ns();
+	for (;;) {
+		want = opt.read_size;
+		if (opt.stop_after) {
+			if (r->bytes >= opt.stop_after)
+				break;
+			if (opt.stop_after - r->bytes < want)
+				want = opt.stop_after - r->bytes;
+		}
+		if (opt.rate) {
+			t0 = start + muldiv64(r->bytes, NSEC_PER_SEC, opt.rate);
+			if (opt.duration && t0 - start >= opt.duration)
+				break;
+			sleep_until(t0);
+		} else if (opt.duration && now_ns() - start >= opt.duration) {
+			break;
+		}
+
+		if (opt.mmap) {
+			if (r->bytes >= size)
+				break;
+			n = size - r->bytes < want ? size - r->bytes : want;
+			t0 = now_ns();
+			touch_pages(map + r->bytes, n, page);
+			t1 = now_ns();
+			pos = r->bytes + n;
+			if (opt.abiss && ioctl(fd, ABISS_IOC_POSITION, &pos) < 0)
+				err(EXIT_FAIL, "cannot report the position %llu",
+				    (unsigned long long)pos);
+		} else {
+			t0 = now_ns();
+			got = read(fd, buf, want);
+			t1 = now_ns();
+			if (got < 0) {
+				if (errno == EINTR)
+					continue;
+				err(EXIT_FAIL, "read error on '%s' at offset %llu",
+				    opt.file, (unsigned long long)r->bytes);
+			}
+			if (got == 0)
+				break;
+			n = (size_t)got;
+		}
+
+		if (r->reads == cap) {
+			cap *= 2;
+			lat = realloc(lat, cap * sizeof(*lat));
+			if (!lat)
+				err(EXIT_FAIL, "out of memory");
+		}
+		lat[r->reads++] = t1 - t0;
+		if (t1 - t0 > r->worst_ns)
+			r->worst_ns = t1 - t0;
+		if (opt.verify)
+			check_data(r, opt.mmap ? map + r->bytes : buf, r->bytes, n);
+		r->bytes += n;
+		if (r->mismatch)
+			break;
+	}
+	r->run_ns = now_ns() - start;
+	r->p99_ns = percentile(lat, r->reads, 99);
+
+	if (opt.abiss) {
+		if (!get_status(fd, &r->status)) {
+			r->have_status = true;
+			if (opt.status)
+				print_status("before stop", &r->status);
+		}
+		if (ioctl(fd, ABISS_IOC_STOP) < 0)
+			warn("cannot stop the stream");
+	}
+	if (map)
+		munmap(map, size);
+	free(buf);
+	free(lat);
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_json(const struct result *r)
+{
+	const struct abiss_status *st = &r->status;
+
+	printf("{\"file\": ");
+	json_string(opt.file);
+	printf(", \"abiss\": %s, \"mmap\": %s, \"rate\": %llu, \"read_size\": %llu",
+	       opt.abiss ? "true" : "false", opt.mmap ? "true" : "false",
+	       (unsigned long long)opt.rate, (unsigned long long)opt.read_size);
+	printf(", \"bytes\": %llu, \"reads\": %llu, \"worst_latency_ns\": %llu"
+	       ", \"p99_latency_ns\": %llu",
+	       (unsigned long long)r->bytes, (unsigned long long)r->reads,
+	       (unsigned long long)r->worst_ns, (unsigned long long)r->p99_ns);
+	if (r->have_status)
+		printf(", \"buffer\": %llu, \"misses\": %llu, \"refills\": %llu"
+		       ", \"worst_refill_ns\": %llu",
+		       (unsigned long long)st->buffer, (unsigned long long)st->misses,
+		       (unsigned long long)st->refills,
+		       (unsigned long long)st->worst_refill_ns);
+	else
+		printf(", \"buffer\": null, \"misses\": null, \"refills\": null"
+		       ", \"worst_refill_ns\": null");
+	printf(", \"run_time_ns\": %llu", (unsigned long long)r->run_ns);
+	if (!opt.verify)
+		printf(", \"verified\": null");
+	else if (r->mismatch)
+		printf(", \"verified\": false, \"bad_offset\": %llu",
+		       (unsigned long long)r->bad_offset);
+	else
+		printf(", \"verified\": true");
+	printf("}\n");
+}
+
+static void print_ms(const char *label, uint64_t ns)
+{
+	printf("%-15s %llu.%03llu ms\n", label, (unsigned long long)(ns / NSEC_PER_MSEC),
+	       (unsigned long long)(ns % NSEC_PER_MSEC / 1000));
+}
+
+static void print_text(const struct result *r)
+{
+	printf("%-15s %llu\n", "bytes:", (unsigned long long)r->bytes);
+	printf("%-15s %llu\n", "reads:", (unsigned long long)r->reads);
+	print_ms("worst latency:", r->worst_ns);
+	print_ms("p99 latency:", r->p99_ns);
+	if (r->have_status) {
+		printf("%-15s %llu\n", "misses:", (unsigned long long)r->status.misses);
+		printf("%-15s %llu\n", "refills:", (unsigned long long)r->status.refills);
+		print_ms("worst refill:", r->status.worst_refill_ns);
+	} else {
+		printf("%-15s -\n%-15s -\n%-15s -\n", "misses:", "refills:", "worst refill:");
+	}
+	printf("%-15s %llu.%03llu s\n", "run time:",
+	       (unsigned long long)(r->run_ns / NSEC_PER_SEC),
+	       (unsigned long long)(r->run_ns % NSEC_PER_SEC / NSEC_PER_MSEC));
+	if (opt.verify)
+		printf("%-15s %s\n", "data:", r->mismatch ? "MISMATCH" : "verified");
+}
+
+int main(int argc, char **argv)
+{
+	struct result r = { 0 };
+	int fd;
+
+	atexit(close_stdout);
+	parse_args(argc, argv);
+	if (opt.create)
+		return create_file();
+
+	fd = open(opt.file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		err(EXIT_FAIL, "cannot open '%s'", opt.file);
+	run(fd, &r);
+	close(fd);
+
+	if (opt.json)
+		print_json(&r);
+	else
+		print_text(&r);
+	if (r.mismatch) {
+		fflush(stdout);
+		warnx("'%s': data mismatch at offset %llu: read 0x%02x, expected 0x%02x",
+		      opt.file, (unsigned long long)r.bad_offset, r.got, r.want);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
