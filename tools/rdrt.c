@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,6 +45,7 @@ static struct {
 	bool verify;
 	bool json;
 	bool status;
+	unsigned int rt_prio;	/* SCHED_FIFO priority; 0: normal scheduling */
 } opt = {
 	.read_size = DEFAULT_READ_SIZE,
 };
@@ -90,6 +92,8 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -S, --seed <n>           the test pattern's seed (default 0)\n", out);
 	fputs(" -c, --create <size>      write a test file of this size, then exit\n", out);
 	fputs(" -j, --json               print the results as one JSON object\n", out);
+	fputs(" -R, --rt-prio <prio>     run at SCHED_FIFO priority 1-99, memory\n"
+	      "                            locked, as a real-time player would\n", out);
 	fputs("     --status             print the stream status after the start and\n"
 	      "                            before the stop (to stderr)\n", out);
 	fputs(" -h, --help               display this help\n", out);
@@ -110,6 +114,7 @@ static uint64_t arg_number(int (*parse)(const char *, uint64_t *),
 
 static void parse_args(int argc, char **argv)
 {
+	uint64_t prio;
 	static const struct option longopts[] = {
 		{ "rate",       required_argument, NULL, 'r' },
 		{ "read-size",  required_argument, NULL, 's' },
@@ -118,6 +123,7 @@ static void parse_args(int argc, char **argv)
 		{ "abiss",      no_argument,       NULL, 'a' },
 		{ "buffer",     required_argument, NULL, 'b' },
 		{ "mmap",       no_argument,       NULL, 'm' },
+		{ "rt-prio",    required_argument, NULL, 'R' },
 		{ "verify",     no_argument,       NULL, 'v' },
 		{ "seed",       required_argument, NULL, 'S' },
 		{ "create",     required_argument, NULL, 'c' },
@@ -129,7 +135,7 @@ static void parse_args(int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "r:s:t:n:ab:mvS:c:jhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:s:t:n:ab:mvS:c:jR:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			opt.rate = arg_number(parse_rate, "rate", optarg);
@@ -168,6 +174,11 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'j':
 			opt.json = true;
+			break;
+		case 'R':
+			if (parse_u64(optarg, &prio) || prio < 1 || prio > 99)
+				usage_error("bad real-time priority: '%s' (1-99)", optarg);
+			opt.rt_prio = (unsigned int)prio;
 			break;
 		case OPT_STATUS:
 			opt.status = true;
@@ -517,6 +528,14 @@ int main(int argc, char **argv)
 	if (opt.create)
 		return create_file();
 
+	if (opt.rt_prio) {
+		struct sched_param sp = { .sched_priority = (int)opt.rt_prio };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			err(EXIT_FAIL, "cannot run at real-time priority %u", opt.rt_prio);
+		if (mlockall(MCL_CURRENT | MCL_FUTURE))
+			err(EXIT_FAIL, "cannot lock memory");
+	}
 	fd = open(opt.file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		err(EXIT_FAIL, "cannot open '%s'", opt.file);

@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the stream tests: abissd, greedy load, rdrt results.
+. /abiss/uml-test/lib/disk.sh
+
+ABISSD_STATUS=/tmp/abissd.status
+
+# abissd_start CAPACITY: abissd in the background, reservations in a file.
+abissd_start() {
+	abissd -F -C "$1" -p /tmp/abissd.pid -s "$ABISSD_STATUS" \
+		> /dev/null 2> /tmp/abissd.log < /dev/null &
+	ABISSD_PID=$!
+	for _i in 1 2 3 4 5 6 7 8 9 10; do
+		[ -e "$ABISSD_STATUS" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+abissd_stop() {
+	kill "$ABISSD_PID" 2> /dev/null
+	wait "$ABISSD_PID" 2> /dev/null
+}
+
+# abissd_reserved: the sum of reserved rates abissd reports, all devices.
+abissd_reserved() {
+	kill -USR1 "$ABISSD_PID"
+	sleep 0.2
+	awk '$1 == "device" { r += $6 } END { print r + 0 }' "$ABISSD_STATUS"
+}
+
+LOAD_PIDS=
+# load_readers DIR: 8 greedy readers of their own files, caches dropped
+# often so that they keep the disk busy.
+load_readers() {
+	for i in 1 2 3 4 5 6 7 8; do
+		[ -f "$1/greedy$i" ] || rdrt --create 24M --seed "$i" "$1/greedy$i" > /dev/null
+	done
+	for i in 1 2 3 4 5 6 7 8; do
+		(while :; do cat "$1/greedy$i" > /dev/null; done) &
+		LOAD_PIDS="$LOAD_PIDS $!"
+	done
+	(while :; do echo 1 > /proc/sys/vm/drop_caches; sleep 0.3; done) &
+	LOAD_PIDS="$LOAD_PIDS $!"
+}
+
+# load_writers DIR: 8 greedy writers, each rewriting an 8 MiB file.
+load_writers() {
+	for i in 1 2 3 4 5 6 7 8; do
+		(while :; do
+			dd if=/dev/zero of="$1/writer$i" bs=64k count=128 conv=fsync 2> /dev/null
+			rm -f "$1/writer$i"
+		done) &
+		LOAD_PIDS="$LOAD_PIDS $!"
+	done
+}
+
+load_stop() {
+	# The loops' children (cat, dd) go with them.
+	for p in $LOAD_PIDS; do
+		pkill -P "$p" 2> /dev/null
+		kill "$p" 2> /dev/null
+	done
+	for p in $LOAD_PIDS; do
+		wait "$p" 2> /dev/null
+	done
+	LOAD_PIDS=
+}
+
+# json_field JSON NAME: a number or word field of rdrt --json output.
+json_field() {
+	echo "$1" | sed -n "s/.*\"$2\": \([^,}]*\).*/\1/p"
+}
+
+# check_stream NAME JSON RC: rdrt passed, verified its data, missed nothing.
+check_stream() {
+	is "$3" 0 "$1: rdrt exits 0"
+	is "$(json_field "$2" verified)" true "$1: every byte as written"
+	is "$(json_field "$2" misses)" 0 "$1: no read missed the playout buffer"
+	diag "$1: worst read $(($(json_field "$2" worst_latency_ns) / 1000)) us," \
+		"p99 $(($(json_field "$2" p99_latency_ns) / 1000)) us," \
+		"worst refill $(($(json_field "$2" worst_refill_ns) / 1000)) us," \
+		"$(json_field "$2" refills) refills"
+}
+
+# stream_under_load TYPE DEV: the must-show of the core: a 2 MB/s stream
+# in 64 KiB reads over a 64 MiB file, by read() and by mmap, with 8 MiB
+# (4 s) of playout buffer, run at real-time CPU priority, beside 8
+# greedy readers, then beside 8 greedy writers.
+stream_under_load() {
+	mnt=/mnt/$1
+	dir=$mnt/stream
+	plan 17
+	check "mount $2 as $1" mount_fs "$1" "$2" "$mnt" || bail "cannot mount"
+	mkdir -p "$dir"
+	# Not through check: abissd must stay in this shell.
+	if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+	check "two 64 MiB stream files made" sh -c "rdrt --create 64M --seed 11 $dir/s1 &&
+		rdrt --create 64M --seed 12 $dir/s2"
+
+	for load in readers writers; do
+		load_$load "$dir"
+		sleep 1
+		rdrt -R 10 -a -r 2M -s 64k -b 8M -v -S 11 -j "$dir/s1" \
+			> /tmp/s1.json 2> /tmp/s1.err &
+		p1=$!
+		rdrt -R 10 -a -m -r 2M -s 64k -b 8M -v -S 12 -j "$dir/s2" \
+			> /tmp/s2.json 2> /tmp/s2.err &
+		p2=$!
+		wait $p1; rc1=$?
+		wait $p2; rc2=$?
+		load_stop
+		check_stream "read() beside 8 greedy $load" "$(cat /tmp/s1.json)" $rc1
+		check_stream "mmap beside 8 greedy $load" "$(cat /tmp/s2.json)" $rc2
+		[ $rc1 = 0 ] && [ $rc2 = 0 ] || diag "$(cat /tmp/s1.err /tmp/s2.err)"
+	done
+	is "$(abissd_reserved)" 0 "abissd released both reservations"
+	abissd_stop
+	umount "$mnt"
+}
