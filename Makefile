@@ -12,7 +12,7 @@ GUEST_BIN := $(BUILD)/guest/bin
 GUEST_CFLAGS := -O2 -g -Wall -Wextra -static
 HOST_CC ?= gcc
 
-.PHONY: all demo check deps tree kernel bench-kernel guest uml-test selftest \
+.PHONY: all demo check deps tree kernel bench-kernel bench guest uml-test selftest \
 	checkpatch clean distclean help
 
 all: demo
@@ -23,6 +23,7 @@ help:
 	@echo 'make kernel     prepare the tree and build the test kernel'
 	@echo 'make uml-test   boot the built kernel and run the uml-tests (T= too)'
 	@echo 'make selftest   the harness tests'
+	@echo 'make bench      I/O scheduler benchmark in one UML boot (not a test)'
 	@echo 'make deps       install the Debian packages needed (as root)'
 	@echo 'make clean      remove build products but keep the unpacked tree'
 	@echo 'make distclean  remove $(BUILD) entirely'
@@ -39,6 +40,10 @@ kernel: tree
 
 bench-kernel: tree
 	@scripts/build-kernel bench
+
+# Scheduler benchmark: latency and IOPS tables (uml-test/bench/run).
+bench: bench-kernel guest
+	@uml-test/bench/run
 
 # Static programs for the guest (the tools and abissd, as they land).
 guest: deps
