@@ -34,7 +34,7 @@ SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter \
 	-Wno-sign-compare
 GUEST_TESTS := $(patsubst uml-test/prog/%.c,%,$(wildcard uml-test/prog/*.c))
 
-.PHONY: all demo check deps tree headers kernel bench-kernel guest tools tools-test \
+.PHONY: all demo check deps tree headers kernel bench-kernel bench guest tools tools-test \
 	uml-test selftest clean distclean help
 
 all: demo
@@ -48,6 +48,7 @@ help:
 	@echo 'make tools      abissd and the tools for the host ($(HOST_BIN))'
 	@echo 'make tools-test their host-side tests (tools/test/run)'
 	@echo 'make guest      the same, static, for the guest ($(GUEST_BIN))'
+	@echo 'make bench      I/O scheduler benchmark in one UML boot (not a test)'
 	@echo 'make deps       install the Debian packages needed (as root)'
 	@echo 'make clean      remove build products but keep the unpacked tree'
 	@echo 'make distclean  remove $(BUILD) entirely'
@@ -95,6 +96,10 @@ $(GUEST_BIN)/%:
 $(HOST_BIN)/%:
 	@mkdir -p $(@D)
 	$(HOST_CC) $(PROG_CFLAGS) -o $@ $(filter %.c,$^)
+
+# Scheduler benchmark: latency and IOPS tables (uml-test/bench/run).
+bench: bench-kernel guest
+	@uml-test/bench/run
 
 demo: kernel guest
 	@uml-test/demo/run

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: GPL-2.0
+# I/O priority classes as abiss sees them, through its debugfs counters:
+# real-time, best-effort levels 0 and 7 and idle requests are counted in
+# their class; a task without an I/O class gets the level of its nice
+# value; best-effort requests in flight stay within be_max_inflight while
+# more wait in the scheduler; and expired requests are counted.
+. /abiss/uml-test/lib/tap.sh
+
+plan 15
+
+nb=/sys/kernel/config/nullb/nullb-class
+dev=nullb-class
+dbg=/sys/kernel/debug/block/$dev/sched
+ios=/sys/block/$dev/queue/iosched
+
+# field FILE N: the Nth number of a debugfs file ("RT BE IDLE").
+field() { _n=$2; set -- $(cat "$dbg/$1"); eval echo "\${$_n}"; }
+# level_dispatched L: requests dispatched from best-effort level L.
+level_dispatched() { awk -v l="$1" '$1 == l { print $3 }' "$dbg/be_levels"; }
+
+# rd NAME SECONDS [fio options]: one reader of the device.
+rd() {
+	name=$1 secs=$2
+	shift 2
+	fio --thread --output="/tmp/$name.out" --name="$name" --filename=/dev/$dev \
+		--direct=1 --ioengine=psync --rw=randread --bs=4k \
+		--time_based --runtime="$secs" "$@" > /dev/null 2>&1
+}
+
+check "null_blk device made (2 ms completions)" sh -c "mkdir $nb &&
+	echo 1 > $nb/memory_backed && echo 64 > $nb/size &&
+	echo 2 > $nb/irqmode && echo 2000000 > $nb/completion_nsec &&
+	echo 1 > $nb/power"
+check "abiss chosen for $dev" sh -c "echo abiss > /sys/block/$dev/queue/scheduler"
+
+rt0=$(field dispatched 1) be0=$(field dispatched 2) id0=$(field dispatched 3)
+l0=$(level_dispatched 0) l7=$(level_dispatched 7)
+rd rt 2 --prioclass=1 & p1=$!
+rd be0 2 --prioclass=2 --prio=0 & p2=$!
+rd be7 2 --prioclass=2 --prio=7 & p3=$!
+rd idle 1 --prioclass=3 & p4=$!
+wait $p1 $p2 $p3 $p4
+diag "dispatched rt be idle: $(cat $dbg/dispatched); levels: $(cut -d' ' -f3 $dbg/be_levels | tr '\n' ' ')"
+[ "$(field dispatched 1)" -gt "$rt0" ] && pass "real-time requests counted as rt" ||
+	fail "real-time requests counted as rt"
+[ "$(field dispatched 2)" -gt "$be0" ] && pass "best-effort requests counted as be" ||
+	fail "best-effort requests counted as be"
+[ "$(field dispatched 3)" -gt "$id0" ] && pass "idle requests counted as idle, once the rest is done" ||
+	fail "idle requests counted as idle, once the rest is done"
+[ "$(level_dispatched 0)" -gt "$l0" ] && [ "$(level_dispatched 7)" -gt "$l7" ] &&
+	pass "best-effort levels 0 and 7 counted apart" ||
+	fail "best-effort levels 0 and 7 counted apart"
+
+# No I/O class: nice 19 is level 7, nice -20 level 0 (task_nice_ioprio()).
+l7=$(level_dispatched 7) l4=$(level_dispatched 4)
+rd nice19 1 --nice=19
+[ "$(level_dispatched 7)" -gt "$l7" ] && [ "$(level_dispatched 4)" = "$l4" ] &&
+	pass "a nice 19 task without I/O class is best-effort level 7" ||
+	fail "a nice 19 task without I/O class is best-effort level 7"
+l0=$(level_dispatched 0) l4=$(level_dispatched 4)
+rd nicem20 1 --nice=-20
+[ "$(level_dispatched 0)" -gt "$l0" ] && [ "$(level_dispatched 4)" = "$l4" ] &&
+	pass "a nice -20 task without I/O class is best-effort level 0" ||
+	fail "a nice -20 task without I/O class is best-effort level 0"
+l4=$(level_dispatched 4)
+rd nice0 1
+[ "$(level_dispatched 4)" -gt "$l4" ] && pass "a nice 0 task without I/O class is level 4" ||
+	fail "a nice 0 task without I/O class is level 4"
+
+# The bound: greedy best-effort readers, 32 requests each, be_max_inflight 2.
+check "be_max_inflight set to 2, be_read_expire to 1 ms" \
+	sh -c "echo 2 > $ios/be_max_inflight && echo 1 > $ios/be_read_expire"
+exp0=$(field expired 2)
+for j in 1 2; do
+	fio --thread --output=/tmp/greedy$j.out --name=greedy$j --filename=/dev/$dev \
+		--direct=1 --ioengine=libaio --iodepth=32 --rw=randread --bs=4k \
+		--time_based --runtime=3 > /dev/null 2>&1 &
+done
+sleep 1
+maxin=0 maxq=0 thr=0 i=0
+while [ $i -lt 50 ]; do
+	n=$(($(field inflight 2) + $(field inflight 3)))
+	q=$(field queued 2)
+	[ "$n" -gt $maxin ] && maxin=$n
+	[ "$q" -gt $maxq ] && maxq=$q
+	[ "$(cat $dbg/throttled)" = 1 ] && thr=$((thr + 1))
+	i=$((i + 1))
+done
+wait
+diag "non-RT in flight at most $maxin, queued at most $maxq, throttled seen $thr/50"
+[ $maxin -ge 1 ] && [ $maxin -le 2 ] && pass "non-RT requests in flight stay within be_max_inflight" ||
+	fail "non-RT requests in flight stay within be_max_inflight (saw $maxin)"
+[ $maxq -gt 2 ] && pass "the other best-effort requests wait in the scheduler" ||
+	fail "the other best-effort requests wait in the scheduler (queued at most $maxq)"
+[ "$(field expired 2)" -gt "$exp0" ] && pass "expired best-effort requests are counted" ||
+	fail "expired best-effort requests are counted"
+is "$(field queued 1) $(field queued 2) $(field queued 3) $(field inflight 1) $(field inflight 2) $(field inflight 3)" \
+	"0 0 0 0 0 0" "nothing left queued or in flight once the load is over"
+check "null_blk device removed" sh -c "echo 0 > $nb/power && rmdir $nb"
+done_testing
