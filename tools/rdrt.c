@@ -533,7 +533,8 @@ int main(int argc, char **argv)
 
 		if (sched_setscheduler(0, SCHED_FIFO, &sp))
 			err(EXIT_FAIL, "cannot run at real-time priority %u", opt.rt_prio);
-		if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		/* Not MCL_FUTURE: that would lock a whole mmap()ed file in. */
+		if (mlockall(MCL_CURRENT))
 			err(EXIT_FAIL, "cannot lock memory");
 	}
 	fd = open(opt.file, O_RDONLY | O_CLOEXEC);

@@ -89,7 +89,7 @@ check_stream() {
 stream_under_load() {
 	mnt=/mnt/$1
 	dir=$mnt/stream
-	plan 17
+	plan 16
 	check "mount $2 as $1" mount_fs "$1" "$2" "$mnt" || bail "cannot mount"
 	mkdir -p "$dir"
 	# Not through check: abissd must stay in this shell.

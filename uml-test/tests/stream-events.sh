@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0
+# A stream ended from outside while it runs: kill -9 of its reader, a
+# truncate to zero, a umount (refused) and a lazy umount (ends it).  Each
+# time abissd gets the reservation back and ABISS holds nothing; kmemleak
+# finds nothing new.
+. /abiss/uml-test/lib/tap.sh
+. /abiss/uml-test/lib/stream.sh
+
+plan 17
+mnt=/mnt/vfat
+dir=$mnt/events
+echo clear > /sys/kernel/debug/kmemleak
+check "mount $FAT_DEV as vfat" mount_fs vfat "$FAT_DEV" "$mnt" || bail "cannot mount"
+mkdir -p "$dir"
+if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+for i in 1 2 3; do rdrt --create 16M --seed "$i" "$dir/f$i" > /dev/null; done
+
+# streams_listed: how many streams debugfs lists.
+streams_listed() { tail -n +2 /sys/kernel/debug/abiss/streams | wc -l; }
+
+# stream_bg N: a 2 MB/s stream on f$N in the background, running when it returns.
+stream_bg() {
+	rdrt -a -r 2M -s 64k -b 4M -S "$1" -v -j "$dir/f$1" > "/tmp/ev$1.json" 2> "/tmp/ev$1.err" &
+	RDRT_PID=$!
+	sleep 1.5
+}
+
+stream_bg 1
+is "$(abissd_reserved)" 2000000 "reserved while the stream runs"
+kill -9 "$RDRT_PID"
+wait "$RDRT_PID" 2> /dev/null
+is "$(abissd_reserved)" 0 "kill -9 of the reader gives the reservation back"
+is "$(streams_listed)" 0 "and ABISS holds no stream"
+
+stream_bg 2
+truncate -s 0 "$dir/f2"
+sleep 0.5
+is "$(abissd_reserved)" 0 "a truncate to zero ends the stream"
+grep -q " ended 3$" /sys/kernel/debug/abiss/streams && pass "debugfs says ended (truncated)" ||
+	fail "debugfs says ended (truncated)"
+wait "$RDRT_PID"
+is "$?" 0 "the reader ends cleanly at the new end of file"
+is "$(streams_listed)" 0 "the reader's close frees the stream"
+
+stream_bg 3
+if umount "$mnt" 2> /dev/null; then fail "umount refused while a stream reads"; else
+	pass "umount refused while a stream reads"; fi
+is "$(abissd_reserved)" 2000000 "the refused umount leaves the stream running"
+check "umount -l detaches the file system" umount -l "$mnt"
+sleep 1.5
+is "$(abissd_reserved)" 0 "the lazy umount ends the stream"
+grep -q " ended 4$" /sys/kernel/debug/abiss/streams && pass "debugfs says ended (unmounted)" ||
+	fail "debugfs says ended (unmounted)"
+wait "$RDRT_PID"
+is "$?" 0 "the reader still reads its detached file to the end, data intact"
+is "$(streams_listed)" 0 "nothing left in ABISS"
+
+abissd_stop
+echo scan > /sys/kernel/debug/kmemleak
+sleep 1
+echo scan > /sys/kernel/debug/kmemleak
+is "$(grep -c 'unreferenced object' /sys/kernel/debug/kmemleak)" 0 "kmemleak finds no new leak"
+done_testing
