@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The demo (make demo): one guaranteed ABISS stream beside a plain reader,
 # both reading at 2 MB/s in 64 KiB reads at real-time CPU priority, while 8
-# greedy readers load the same FAT disk.  Human text goes to
+# greedy readers load the same disk, a FAT on null_blk capped at 20 MB/s.  Human text goes to
 # /results/demo.txt, which uml-test/demo/run prints; the TAP on stdout
 # only says whether each step worked.
 . /abiss/uml-test/lib/tap.sh
@@ -12,7 +12,7 @@ say() { echo "$*" >&3; }
 ms() { echo "$1" | awk '{ printf "%8.2f ms", $1 / 1000000 }'; }
 
 DURATION=${DEMO_SECONDS:-20}
-plan 7
+plan 8
 say "Kernel: $(uname -r) ($(uname -m)), booted in UML"
 say
 mount_fs vfat "$FAT_DEV" /mnt/fat && pass "FAT image mounted" || fail "FAT image mounted"
@@ -39,15 +39,33 @@ sleep 0.5
 say "abissd config:"
 sed 's/^/  /' /tmp/abissd.conf >&3
 
-dir=/mnt/fat/demo
-mkdir -p "$dir"
-rdrt --create 64M --seed 1 "$dir/stream.dat" > /dev/null
-rdrt --create 64M --seed 2 "$dir/plain.dat" > /dev/null
-load_readers "$dir"
+# The disk the players share: null_blk capped at 20 MB/s with 0.5 ms
+# completions (a slow disk with real contention), FAT, the abiss scheduler.
+nb=/sys/kernel/config/nullb/nullb-demo
+mkdir $nb && echo 1 > $nb/memory_backed && echo 320 > $nb/size &&
+	echo 20 > $nb/mbps && echo 2 > $nb/irqmode &&
+	echo 500000 > $nb/completion_nsec && echo 1 > $nb/power &&
+	mkdosfs -F 32 /dev/nullb-demo > /dev/null &&
+	echo abiss > /sys/block/nullb-demo/queue/scheduler &&
+	mount_fs vfat /dev/nullb-demo /mnt/demo &&
+	pass "FAT on a 20 MB/s null_blk" || fail "FAT on a 20 MB/s null_blk"
+dir=/mnt/demo
+rdrt --create 40M --seed 1 "$dir/stream.dat" > /dev/null
+rdrt --create 40M --seed 2 "$dir/plain.dat" > /dev/null
+sync
+echo 3 > /proc/sys/vm/drop_caches
+say "Disk: FAT on null_blk capped at 20 MB/s, 0.5 ms completions;"
+say "scheduler: $(cat /sys/block/nullb-demo/queue/scheduler)"
+# 8 greedy buffered readers of the same disk, from 8 places on it.
+fio --name=greedy --filename=/dev/nullb-demo --rw=read --bs=128k \
+	--numjobs=8 --offset_increment=32m --size=32m --time_based \
+	--runtime=$((DURATION + 4)) > /dev/null 2>&1 &
+LOAD_PIDS=$!
 say
-say "Load: 8 greedy readers of their own files on the same disk, caches"
-say "dropped every 0.3 s.  For ${DURATION} s, two players read 2 MB/s in 64 KiB"
-say "reads at real-time CPU priority (rdrt -R 10):"
+say "Load: 8 greedy readers (fio, 128 KiB buffered reads) of the same disk."
+say "For ${DURATION} s, two players read 2 MB/s in 64 KiB reads at real-time"
+say "CPU priority (rdrt -R 10): one as an ABISS stream with 4 s of buffer,"
+say "one plain:"
 sleep 1
 rdrt -R 10 -a -r 2M -s 64k -b 8M -t "$DURATION" -v -S 1 -j "$dir/stream.dat" \
 	> /tmp/stream.json 2> /tmp/stream.err &
@@ -64,7 +82,8 @@ sed 's/^/  /' "$ABISSD_STATUS" >&3
 sed 's/^/  /' /sys/kernel/debug/abiss/streams >&3
 wait $p1; rc1=$?
 wait $p2; rc2=$?
-load_stop
+wait $LOAD_PIDS
+umount /mnt/demo
 [ $rc1 = 0 ] && pass "ABISS stream ran, data verified" || fail "ABISS stream ran, data verified"
 [ $rc2 = 0 ] && pass "plain reader ran, data verified" || fail "plain reader ran, data verified"
 
