@@ -3,10 +3,13 @@
 # real-time, best-effort levels 0 and 7 and idle requests are counted in
 # their class; a task without an I/O class gets the level of its nice
 # value; best-effort requests in flight stay within be_max_inflight while
-# more wait in the scheduler; and expired requests are counted.
+# more wait in the scheduler, when the bound holds always (be_slow_latency 0),
+# on a slow device and while a real-time reader runs; without real-time I/O
+# on a device faster than be_slow_latency they fill it instead; and expired
+# requests are counted.
 . /abiss/uml-test/lib/tap.sh
 
-plan 15
+plan 23
 
 nb=/sys/kernel/config/nullb/nullb-class
 dev=nullb-class
@@ -67,33 +70,109 @@ rd nice0 1
 [ "$(level_dispatched 4)" -gt "$l4" ] && pass "a nice 0 task without I/O class is level 4" ||
 	fail "a nice 0 task without I/O class is level 4"
 
-# The bound: greedy best-effort readers, 32 requests each, be_max_inflight 2.
-check "be_max_inflight set to 2, be_read_expire to 1 ms" \
-	sh -c "echo 2 > $ios/be_max_inflight && echo 1 > $ios/be_read_expire"
+# greedy SECONDS: two best-effort readers, 32 requests each, in the background.
+greedy() {
+	for j in 1 2; do
+		fio --thread --output=/tmp/greedy$j.out --name=greedy$j --filename=/dev/$dev \
+			--direct=1 --ioengine=libaio --iodepth=32 --rw=randread --bs=4k \
+			--time_based --runtime="$1" > /dev/null 2>&1 &
+	done
+}
+# started N: wait (up to 30 s) until class N (1 rt, 2 be) dispatches more
+# requests: fio takes its time to start in a loaded guest.
+started() {
+	_d0=$(field dispatched "$1") _t=0
+	while [ "$(field dispatched "$1")" = "$_d0" ] && [ $_t -lt 300 ]; do
+		sleep 0.1
+		_t=$((_t + 1))
+	done
+}
+# sample [PID]: up to 50 looks at debugfs (fewer if PID ends first), the
+# highest non-RT in flight and BE queued counts in maxin and maxq, how often
+# throttled and bounded were 1 in thr and bnd, the looks taken in i.
+sample() {
+	maxin=0 maxq=0 thr=0 bnd=0 i=0
+	while [ $i -lt 50 ]; do
+		[ -n "${1:-}" ] && ! kill -0 "$1" 2> /dev/null && break
+		n=$(($(field inflight 2) + $(field inflight 3)))
+		q=$(field queued 2)
+		[ "$n" -gt $maxin ] && maxin=$n
+		[ "$q" -gt $maxq ] && maxq=$q
+		[ "$(cat $dbg/throttled)" = 1 ] && thr=$((thr + 1))
+		[ "$(cat $dbg/bounded)" = 1 ] && bnd=$((bnd + 1))
+		i=$((i + 1))
+	done
+}
+
+# Always bounded (be_slow_latency 0): be_max_inflight 2 holds.
+check "be_max_inflight set to 2, be_slow_latency to 0, be_read_expire to 1 ms" \
+	sh -c "echo 2 > $ios/be_max_inflight && echo 0 > $ios/be_slow_latency &&
+	echo 1 > $ios/be_read_expire"
 exp0=$(field expired 2)
-for j in 1 2; do
-	fio --thread --output=/tmp/greedy$j.out --name=greedy$j --filename=/dev/$dev \
-		--direct=1 --ioengine=libaio --iodepth=32 --rw=randread --bs=4k \
-		--time_based --runtime=3 > /dev/null 2>&1 &
-done
+greedy 5
+started 2
 sleep 1
-maxin=0 maxq=0 thr=0 i=0
-while [ $i -lt 50 ]; do
-	n=$(($(field inflight 2) + $(field inflight 3)))
-	q=$(field queued 2)
-	[ "$n" -gt $maxin ] && maxin=$n
-	[ "$q" -gt $maxq ] && maxq=$q
-	[ "$(cat $dbg/throttled)" = 1 ] && thr=$((thr + 1))
-	i=$((i + 1))
-done
+sample
 wait
-diag "non-RT in flight at most $maxin, queued at most $maxq, throttled seen $thr/50"
+diag "non-RT in flight at most $maxin, queued at most $maxq, throttled seen $thr/50, bounded $bnd/50"
 [ $maxin -ge 1 ] && [ $maxin -le 2 ] && pass "non-RT requests in flight stay within be_max_inflight" ||
 	fail "non-RT requests in flight stay within be_max_inflight (saw $maxin)"
 [ $maxq -gt 2 ] && pass "the other best-effort requests wait in the scheduler" ||
 	fail "the other best-effort requests wait in the scheduler (queued at most $maxq)"
 [ "$(field expired 2)" -gt "$exp0" ] && pass "expired best-effort requests are counted" ||
 	fail "expired best-effort requests are counted"
+
+# Without real-time I/O the bound follows the device's speed: on a second
+# device with 20 ms completions it holds under be_slow_latency 10 ms and
+# lifts under 60000 ms, best-effort then filling the device.  (On the 2 ms
+# device requests complete faster than the guest's shell can look.)
+nb2=/sys/kernel/config/nullb/nullb-slow
+check "a second null_blk device made (20 ms completions), abiss, be_max_inflight 2" \
+	sh -c "mkdir $nb2 && echo 1 > $nb2/memory_backed && echo 64 > $nb2/size &&
+	echo 2 > $nb2/irqmode && echo 20000000 > $nb2/completion_nsec &&
+	echo 1 > $nb2/power && echo abiss > /sys/block/nullb-slow/queue/scheduler &&
+	echo 2 > /sys/block/nullb-slow/queue/iosched/be_max_inflight"
+dev=nullb-slow dbg=/sys/kernel/debug/block/nullb-slow/sched
+greedy 5
+started 2
+sample
+wait
+diag "slow device, no real-time I/O: non-RT in flight at most $maxin, bounded $bnd/50, be_latency $(cat $dbg/be_latency) us"
+[ $maxin -le 2 ] && [ $bnd = 50 ] &&
+	pass "on a device slower than be_slow_latency the bound holds without real-time I/O" ||
+	fail "on a device slower than be_slow_latency the bound holds without real-time I/O (saw $maxin, bounded $bnd/50)"
+check "be_slow_latency set to 60000" \
+	sh -c "echo 60000 > /sys/block/nullb-slow/queue/iosched/be_slow_latency"
+greedy 5
+started 2
+sample
+wait
+diag "be_slow_latency 60000, no real-time I/O: non-RT in flight at most $maxin, bounded $bnd/50"
+[ $maxin -gt 2 ] && [ $bnd = 0 ] &&
+	pass "with no real-time I/O on a device faster than be_slow_latency, best-effort fills it" ||
+	fail "with no real-time I/O on a device faster than be_slow_latency, best-effort fills it (saw $maxin, bounded $bnd/50)"
+check "the second null_blk device removed" sh -c "echo 0 > $nb2/power && rmdir $nb2"
+dev=nullb-class dbg=/sys/kernel/debug/block/nullb-class/sched
+
+# A real-time reader alongside on the fast device: the bound holds as long as
+# it runs (rt_window 60 s, so that the reader's start and exit do not race
+# the looks).
+check "be_slow_latency set to 60000, rt_window to 60000, be_read_expire to 500" \
+	sh -c "echo 60000 > $ios/be_slow_latency && echo 60000 > $ios/rt_window &&
+	echo 500 > $ios/be_read_expire"
+greedy 8
+rd rtbound 6 --prioclass=1 & p1=$!
+started 1
+sleep 1
+sample $p1
+wait
+diag "real-time reader running: non-RT in flight at most $maxin, queued at most $maxq, bounded $bnd/$i"
+[ $i -gt 0 ] && [ $maxin -le 2 ] && [ $bnd = $i ] &&
+	pass "while a real-time reader runs, be_max_inflight holds" ||
+	fail "while a real-time reader runs, be_max_inflight holds (saw $maxin, bounded $bnd/$i)"
+check "the tunables back to their defaults" \
+	sh -c "echo 4 > $ios/be_max_inflight && echo 10 > $ios/be_slow_latency &&
+	echo 500 > $ios/rt_window"
 is "$(field queued 1) $(field queued 2) $(field queued 3) $(field inflight 1) $(field inflight 2) $(field inflight 3)" \
 	"0 0 0 0 0 0" "nothing left queued or in flight once the load is over"
 check "null_blk device removed" sh -c "echo 0 > $nb/power && rmdir $nb"
