@@ -186,8 +186,7 @@ static void parse_args(int argc, char **argv)
 		case 'h':
 			usage();
 		case 'V':
-			printf("%s (ABISS) %s\n", program_invocation_short_name, ABISS_VERSION);
-			exit(EXIT_OK);
+			print_version();
 		default:
 			try_help();
 		}

@@ -160,6 +160,12 @@ void usage_error(const char *fmt, ...)
 	try_help();
 }
 
+void print_version(void)
+{
+	printf("%s (ABISS) %s\n", program_invocation_short_name, ABISS_VERSION);
+	exit(EXIT_OK);
+}
+
 void try_help(void)
 {
 	fprintf(stderr, "Try '%s --help' for more information.\n",

@@ -44,6 +44,9 @@ void sleep_until(uint64_t deadline);
 /* After getopt's own message: "Try 'prog --help'...", exit EXIT_USAGE. */
 void try_help(void) __attribute__((noreturn));
 
+/* print_version() - "prog (ABISS) version" on stdout, then exit 0 */
+void print_version(void) __attribute__((noreturn));
+
 /*
  * Bad usage: print "prog: message" and "Try 'prog --help'..." to stderr,
  * exit EXIT_USAGE.
