@@ -105,7 +105,7 @@ demo: kernel guest
 	@uml-test/demo/run
 
 check: deps
-	@scripts/check $(if $(T),--tests "$(T)")
+	@scripts/check $(if $(FRESH),--fresh) $(if $(T),--tests "$(T)")
 
 uml-test: guest
 	@uml-test/run --kunit $(T)
