@@ -28,6 +28,11 @@ ABISSD_HDRS := abissd/policy.h $(LIB_HDRS) $(ABISS_H)
 RDRT_SRCS := tools/rdrt.c tools/lib/pattern.c $(LIB_SRCS)
 RDRT_HDRS := tools/lib/pattern.h $(LIB_HDRS) $(ABISS_H)
 PROGS := abissd rdrt
+# abissctl and ptree: the debugfs stream list, names and tables (streams.c).
+ABISSCTL_SRCS := tools/abissctl.c tools/lib/streams.c $(LIB_SRCS)
+PTREE_SRCS := tools/ptree.c tools/lib/streams.c $(LIB_SRCS)
+STREAMS_HDRS := tools/lib/streams.h $(LIB_HDRS)
+PROGS += abissctl ptree
 
 # Test programs of uml-test/prog use the kernel's kselftest harness.
 SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter \
@@ -84,6 +89,8 @@ tools-test: tools
 
 $(GUEST_BIN)/abissd $(HOST_BIN)/abissd: $(ABISSD_SRCS) $(ABISSD_HDRS)
 $(GUEST_BIN)/rdrt $(HOST_BIN)/rdrt: $(RDRT_SRCS) $(RDRT_HDRS)
+$(GUEST_BIN)/abissctl $(HOST_BIN)/abissctl: $(ABISSCTL_SRCS) $(STREAMS_HDRS)
+$(GUEST_BIN)/ptree $(HOST_BIN)/ptree: $(PTREE_SRCS) $(STREAMS_HDRS)
 
 $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)): $(GUEST_BIN)/%: uml-test/prog/%.c $(ABISS_H)
 	@mkdir -p $(@D)
