@@ -30,7 +30,8 @@ ABISSD_SRCS := abissd/abissd.c abissd/policy.c $(LIB_SRCS) $(LIBABISS_SRCS)
 ABISSD_HDRS := abissd/policy.h $(LIB_HDRS) $(LIBABISS_HDRS)
 RDRT_SRCS := tools/rdrt.c tools/lib/pattern.c $(LIB_SRCS) $(LIBABISS_SRCS)
 RDRT_HDRS := tools/lib/pattern.h $(LIB_HDRS) $(LIBABISS_HDRS)
-PROGS := abissd rdrt
+ABISS_RUN_SRCS := tools/abiss-run/abiss-run.c $(LIB_SRCS)
+PROGS := abissd rdrt abiss-run
 
 # libabiss: static for the host and the guest, shared (libabiss.so.1) for
 # the host; its header is installed beside the libraries, in include/.
@@ -40,6 +41,12 @@ LIBABISS_MAP := tools/libabiss/libabiss.map
 HOST_LIBS := $(addprefix $(HOST_LIB)/,libabiss.a libabiss.so.1 libabiss.so) \
 	$(BUILD)/host/include/abiss.h
 GUEST_LIBS := $(GUEST_LIB)/libabiss.a $(BUILD)/guest/include/abiss.h
+# abiss-run's LD_PRELOAD shim: a shared object needing only libc (and libdl).
+# The guest runs the host's dynamic programs with the host's libraries, so
+# it takes the same shim.
+SHIM := lib/abiss/libabiss-run.so
+SHIM_SRCS := tools/abiss-run/shim.c $(LIBABISS_SRCS) $(LIB_SRCS)
+SHIM_DEPS := $(SHIM_SRCS) tools/abiss-run/shim.map $(LIBABISS_HDRS) $(LIB_HDRS)
 
 # Test programs of uml-test/prog use the kernel's kselftest harness.
 SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter \
@@ -86,11 +93,11 @@ headers: tree
 # Static programs for the guest (uml-test/make-rootfs copies them in):
 # abissd, the tools, and the test programs of uml-test/prog.
 guest: headers
-	@$(MAKE) -s $(GUEST_LIBS) \
+	@$(MAKE) -s $(GUEST_LIBS) $(BUILD)/guest/$(SHIM) \
 		$(addprefix $(GUEST_BIN)/,$(PROGS) $(GUEST_TESTS))
 
 tools: headers
-	@$(MAKE) -s $(HOST_LIBS) $(addprefix $(HOST_BIN)/,$(PROGS)) \
+	@$(MAKE) -s $(HOST_LIBS) $(BUILD)/host/$(SHIM) $(addprefix $(HOST_BIN)/,$(PROGS)) \
 		$(BUILD)/host/test/libabiss-test
 
 tools-test: tools
@@ -98,6 +105,7 @@ tools-test: tools
 
 $(GUEST_BIN)/abissd $(HOST_BIN)/abissd: $(ABISSD_SRCS) $(ABISSD_HDRS)
 $(GUEST_BIN)/rdrt $(HOST_BIN)/rdrt: $(RDRT_SRCS) $(RDRT_HDRS)
+$(GUEST_BIN)/abiss-run $(HOST_BIN)/abiss-run: $(ABISS_RUN_SRCS) $(LIB_HDRS)
 
 $(HOST_LIB)/libabiss.a $(GUEST_LIB)/libabiss.a: $(LIBABISS_SRCS) $(LIBABISS_HDRS)
 	@mkdir -p $(@D)
@@ -115,6 +123,11 @@ $(HOST_LIB)/libabiss.so: $(HOST_LIB)/libabiss.so.1
 $(BUILD)/host/include/abiss.h $(BUILD)/guest/include/abiss.h: tools/libabiss/abiss.h
 	@mkdir -p $(@D)
 	cp $< $@
+
+$(BUILD)/host/$(SHIM) $(BUILD)/guest/$(SHIM): $(SHIM_DEPS)
+	@mkdir -p $(@D)
+	$(HOST_CC) $(PROG_CFLAGS) -U_FORTIFY_SOURCE -fPIC -shared \
+		-Wl,--version-script=tools/abiss-run/shim.map -o $@ $(SHIM_SRCS) -ldl
 
 # libabiss's host test (tools/test/libabiss), on the shared library.
 $(BUILD)/host/test/libabiss-test: tools/test/libabiss-test.c $(HOST_LIBS)

@@ -17,9 +17,6 @@
 
 #include "abiss.h"
 
-/* The kernel refuses playout buffers over 256 MiB (abiss.rst). */
-#define MAX_BUFFER	(256ULL << 20)
-
 struct abiss_file {
 	int fd;
 	uint32_t read_unit;
@@ -132,11 +129,8 @@ ABISS_FILE *abiss_fopen(const char *path, const char *mode, uint64_t rate, uint6
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!buffer) {
-		buffer = rate > 4 * ABISS_DEFAULT_READ_UNIT ? rate : 4 * ABISS_DEFAULT_READ_UNIT;
-		if (buffer > MAX_BUFFER)
-			buffer = MAX_BUFFER;
-	}
+	if (!buffer)
+		buffer = ABISS_DEFAULT_BUFFER(rate);
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;

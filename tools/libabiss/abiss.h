@@ -33,13 +33,23 @@ typedef struct abiss_file ABISS_FILE;
 /* The read unit abiss_fopen() asks for, unless the buffer is smaller. */
 #define ABISS_DEFAULT_READ_UNIT	(64 * 1024)
 
+/* The largest playout buffer the kernel takes. */
+#define ABISS_MAX_BUFFER	(256ULL << 20)
+
+/*
+ * The playout buffer abiss_fopen() takes for a @buffer of 0: one second at
+ * @rate, at least four default read units, at most ABISS_MAX_BUFFER.
+ */
+#define ABISS_DEFAULT_BUFFER(rate)					\
+	((uint64_t)(rate) < 4 * ABISS_DEFAULT_READ_UNIT ? 4 * ABISS_DEFAULT_READ_UNIT :	\
+	 (uint64_t)(rate) > ABISS_MAX_BUFFER ? ABISS_MAX_BUFFER : (uint64_t)(rate))
+
 /**
  * abiss_fopen() - open a file and start a guaranteed-rate stream on it
  * @path: the file, a regular file on a file system that carries ABISS
  * @mode: "r" or "rb"; anything else fails with EINVAL
  * @rate: bytes per second the caller will read, at least 1
- * @buffer: playout buffer in bytes; 0: one second at @rate, at least four
- *	read units
+ * @buffer: playout buffer in bytes; 0: ABISS_DEFAULT_BUFFER(@rate)
  *
  * The read unit is ABISS_DEFAULT_READ_UNIT, or @buffer if that is smaller.
  * Returns once abissd admitted the stream and the kernel filled the buffer.

@@ -4,10 +4,17 @@
  * FILE is a plain file, on which every ABISS ioctl fails with ENOTTY.
  * Linked with libabiss.so.1.  Prints 'ok - ...' / 'not ok - ...: why' per
  * check (tools/test/libabiss counts them); exits 1 if one failed.
+ *
+ * libabiss-test --opens FILE - for abiss-run's shim (tools/test/abiss-run):
+ * opens FILE for reading with each open function of the C library, errno
+ * set to E2BIG before, and prints one line for each: "NAME opened, errno
+ * kept" (or "changed to ..."), or "NAME failed: ERRNO-NAME".  It first
+ * changes the ABISS_RUN_* variables, which the shim must not see.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -155,8 +162,60 @@ static void test_strings(void)
 	      !strcmp(abiss_end_reason(99), "unknown reason"));
 }
 
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+
+static void opened(const char *name, int fd)
+{
+	int e = errno;
+
+	if (fd < 0)
+		printf("%s failed: %s\n", name, strerrorname_np(e));
+	else if (e == E2BIG)
+		printf("%s opened, errno kept\n", name);
+	else
+		printf("%s opened, errno changed to %s\n", name, strerrorname_np(e));
+	if (fd >= 0)
+		close(fd);
+	errno = E2BIG;
+}
+
+static void fopened(const char *name, FILE *f)
+{
+	int e = errno, fd = f ? dup(fileno(f)) : -1;
+
+	if (f)
+		fclose(f);
+	errno = e;
+	opened(name, fd);
+}
+
+static int test_opens(const char *path)
+{
+	setenv("ABISS_RUN_MATCH", "*.none", 1);
+	setenv("ABISS_RUN_STRICT", "1", 1);
+	errno = E2BIG;
+	opened("open", open(path, O_RDONLY));
+	opened("open64", open64(path, O_RDONLY));
+	opened("openat", openat(AT_FDCWD, path, O_RDONLY));
+	opened("openat64", openat64(AT_FDCWD, path, O_RDONLY));
+	opened("__open_2", __open_2(path, O_RDONLY));
+	opened("__open64_2", __open64_2(path, O_RDONLY));
+	opened("__openat_2", __openat_2(AT_FDCWD, path, O_RDONLY));
+	opened("__openat64_2", __openat64_2(AT_FDCWD, path, O_RDONLY));
+	fopened("fopen", fopen(path, "r"));
+	fopened("fopen64", fopen64(path, "re"));
+	fopened("fopen for writing", fopen(path, "a"));
+	opened("open for writing", open(path, O_WRONLY));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--opens"))
+		return test_opens(argv[2]);
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s FILE\n", argv[0]);
 		return 2;
