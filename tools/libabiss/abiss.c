@@ -189,6 +189,8 @@ size_t abiss_fread(void *ptr, size_t size, size_t nmemb, ABISS_FILE *f)
 		f->error = 1;
 		return 0;
 	}
+	if (!total)
+		return 0;
 	while (done < total) {
 		if (f->off < f->len) {
 			n = f->len - f->off < total - done ? f->len - f->off : total - done;

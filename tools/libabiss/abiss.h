@@ -71,7 +71,8 @@ ABISS_FILE *abiss_fopen(const char *path, const char *mode, uint64_t rate, uint6
  * Reads the file in its stream's read unit (an internal buffer of one read
  * unit serves smaller requests), going on after short reads and EINTR.
  *
- * Return: the number of whole items read.  Fewer than @nmemb: the end of
+ * Return: the number of whole items read: 0 at once, flags untouched, when
+ * @size or @nmemb is 0.  Fewer than @nmemb: the end of
  * the file (abiss_feof() true) or an error (abiss_ferror() true, errno
  * set; EINVAL for a NULL @ptr or @f, EOVERFLOW if @size * @nmemb does not
  * fit a size_t).

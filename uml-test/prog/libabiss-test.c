@@ -166,6 +166,15 @@ TEST_F(admitted, fseek_moves_the_stream)
 	EXPECT_EQ(3, abiss_fread((char [12]){ 0 }, 3, 4, self->f));	/* 3 whole items */
 	EXPECT_TRUE(abiss_feof(self->f));
 	EXPECT_EQ((off_t)size, abiss_ftell(self->f));
+	EXPECT_EQ(0, abiss_fread((char [1]){ 0 }, 0, 1, self->f));	/* nothing to read */
+	EXPECT_EQ(0, abiss_fread((char [1]){ 0 }, 1, 0, self->f));
+	EXPECT_EQ(0, abiss_fread((char [1]){ 0 }, SIZE_MAX, 2, self->f));
+	EXPECT_EQ(EOVERFLOW, errno);
+	EXPECT_TRUE(abiss_ferror(self->f));
+	abiss_clearerr(self->f);
+	EXPECT_FALSE(abiss_ferror(self->f));
+	EXPECT_FALSE(abiss_feof(self->f));
+	EXPECT_EQ(0, abiss_fseek(self->f, -10, SEEK_END));
 	EXPECT_EQ(0, abiss_fseek(self->f, 0, SEEK_SET));	/* clears the end of file */
 	EXPECT_FALSE(abiss_feof(self->f));
 	EXPECT_EQ(0, read_check(self->f, 1, 1 << 20));
