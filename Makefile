@@ -64,7 +64,7 @@ help:
 	@echo 'make kernel     prepare the tree and build the test kernel'
 	@echo 'make uml-test   boot the built kernel and run the uml-tests (T= too)'
 	@echo 'make selftest   the harness tests'
-	@echo 'make tools      abissd and the tools for the host ($(HOST_BIN))'
+	@echo 'make tools      abissd, the tools and libabiss for the host ($(HOST_BIN))'
 	@echo 'make tools-test their host-side tests (tools/test/run)'
 	@echo 'make guest      the same, static, for the guest ($(GUEST_BIN))'
 	@echo 'make bench      I/O scheduler benchmark in one UML boot (not a test)'
@@ -105,7 +105,7 @@ tools-test: tools
 
 $(GUEST_BIN)/abissd $(HOST_BIN)/abissd: $(ABISSD_SRCS) $(ABISSD_HDRS)
 $(GUEST_BIN)/rdrt $(HOST_BIN)/rdrt: $(RDRT_SRCS) $(RDRT_HDRS)
-$(GUEST_BIN)/abiss-run $(HOST_BIN)/abiss-run: $(ABISS_RUN_SRCS) $(LIB_HDRS)
+$(GUEST_BIN)/abiss-run $(HOST_BIN)/abiss-run: $(ABISS_RUN_SRCS) $(LIB_HDRS) $(LIBABISS_HDRS)
 
 $(HOST_LIB)/libabiss.a $(GUEST_LIB)/libabiss.a: $(LIBABISS_SRCS) $(LIBABISS_HDRS)
 	@mkdir -p $(@D)
