@@ -103,10 +103,12 @@ __attribute__((constructor)) static void shim_init(void)
 	cfg.rate = env_number("ABISS_RUN_RATE", 0, &ok);
 	cfg.buffer = env_number("ABISS_RUN_BUFFER", 0, &ok);
 	cfg.match = getenv("ABISS_RUN_MATCH");
+	if (cfg.match)	/* the program may change its environment */
+		cfg.match = strdup(cfg.match);
 	cfg.verbose = getenv("ABISS_RUN_VERBOSE") != NULL;
 	cfg.strict = getenv("ABISS_RUN_STRICT") != NULL;
 	if (ok && !cfg.rate)
-		say(PREFIX "ABISS_RUN_RATE is not set: no streams\n");
+		say(PREFIX "no ABISS_RUN_RATE: no streams\n");
 	cfg.active = ok && cfg.rate;
 	if (!cfg.buffer)
 		cfg.buffer = ABISS_DEFAULT_BUFFER(cfg.rate);
