@@ -191,15 +191,18 @@ static int opened(int fd, const char *path, int flags)
 	_m;								\
 })
 
-/* Run @call (a use of @fn, the real function) with nested set. */
+/*
+ * Run @call (a use of @fn, the real function) with nested set; @fail
+ * (errno ENOSYS) if there is no real function.
+ */
 #define WRAP(type, name, call, fail) ({					\
 	type *fn = REAL(type, name);					\
-	__typeof__(call) _r;						\
-	if (!fn)							\
-		return fail;						\
-	nested++;							\
-	_r = (call);							\
-	nested--;							\
+	__typeof__(call) _r = (fail);					\
+	if (fn) {							\
+		nested++;						\
+		_r = (call);						\
+		nested--;						\
+	}								\
 	_r;								\
 })
 

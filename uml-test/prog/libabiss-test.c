@@ -150,6 +150,7 @@ TEST_F(admitted, fseek_moves_the_stream)
 {
 	uint64_t size = file_size();
 	struct abiss_status st;
+	char small[16];
 
 	ASSERT_EQ(0, abiss_fseek(self->f, 3 << 20, SEEK_SET));
 	EXPECT_EQ(3 << 20, abiss_ftell(self->f));
@@ -163,12 +164,12 @@ TEST_F(admitted, fseek_moves_the_stream)
 	EXPECT_EQ((off_t)size - 10, abiss_ftell(self->f));
 	EXPECT_EQ(0, read_check(self->f, 5, 10));
 	EXPECT_EQ(0, abiss_fseek(self->f, -10, SEEK_END));
-	EXPECT_EQ(3, abiss_fread((char [12]){ 0 }, 3, 4, self->f));	/* 3 whole items */
+	EXPECT_EQ(3, abiss_fread(small, 3, 4, self->f));	/* 3 whole items */
 	EXPECT_TRUE(abiss_feof(self->f));
 	EXPECT_EQ((off_t)size, abiss_ftell(self->f));
-	EXPECT_EQ(0, abiss_fread((char [1]){ 0 }, 0, 1, self->f));	/* nothing to read */
-	EXPECT_EQ(0, abiss_fread((char [1]){ 0 }, 1, 0, self->f));
-	EXPECT_EQ(0, abiss_fread((char [1]){ 0 }, SIZE_MAX, 2, self->f));
+	EXPECT_EQ(0, abiss_fread(small, 0, 1, self->f));	/* nothing to read */
+	EXPECT_EQ(0, abiss_fread(small, 1, 0, self->f));
+	EXPECT_EQ(0, abiss_fread(small, SIZE_MAX, 2, self->f));
 	EXPECT_EQ(EOVERFLOW, errno);
 	EXPECT_TRUE(abiss_ferror(self->f));
 	abiss_clearerr(self->f);
