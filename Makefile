@@ -19,15 +19,34 @@ HOST_BIN := $(BUILD)/host/bin
 
 # abissd and the tools: each program is built from all its sources at once.
 PROG_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra \
-	-I$(UAPI) -I$(CURDIR)/tools/lib
+	-I$(UAPI) -I$(CURDIR)/tools/lib -I$(CURDIR)/tools/libabiss
 GUEST_CFLAGS := -static
 LIB_SRCS := tools/lib/util.c
 LIB_HDRS := tools/lib/util.h
-ABISSD_SRCS := abissd/abissd.c abissd/policy.c $(LIB_SRCS)
-ABISSD_HDRS := abissd/policy.h $(LIB_HDRS) $(ABISS_H)
-RDRT_SRCS := tools/rdrt.c tools/lib/pattern.c $(LIB_SRCS)
-RDRT_HDRS := tools/lib/pattern.h $(LIB_HDRS) $(ABISS_H)
-PROGS := abissd rdrt
+# abissd and rdrt take libabiss's source (abiss_end_reason(), the ioctls).
+LIBABISS_SRCS := tools/libabiss/abiss.c
+LIBABISS_HDRS := tools/libabiss/abiss.h $(ABISS_H)
+ABISSD_SRCS := abissd/abissd.c abissd/policy.c $(LIB_SRCS) $(LIBABISS_SRCS)
+ABISSD_HDRS := abissd/policy.h $(LIB_HDRS) $(LIBABISS_HDRS)
+RDRT_SRCS := tools/rdrt.c tools/lib/pattern.c $(LIB_SRCS) $(LIBABISS_SRCS)
+RDRT_HDRS := tools/lib/pattern.h $(LIB_HDRS) $(LIBABISS_HDRS)
+ABISS_RUN_SRCS := tools/abiss-run/abiss-run.c $(LIB_SRCS)
+PROGS := abissd rdrt abiss-run
+
+# libabiss: static for the host and the guest, shared (libabiss.so.1) for
+# the host; its header is installed beside the libraries, in include/.
+HOST_LIB := $(BUILD)/host/lib
+GUEST_LIB := $(BUILD)/guest/lib
+LIBABISS_MAP := tools/libabiss/libabiss.map
+HOST_LIBS := $(addprefix $(HOST_LIB)/,libabiss.a libabiss.so.1 libabiss.so) \
+	$(BUILD)/host/include/abiss.h
+GUEST_LIBS := $(GUEST_LIB)/libabiss.a $(BUILD)/guest/include/abiss.h
+# abiss-run's LD_PRELOAD shim: a shared object needing only libc (and libdl).
+# The guest runs the host's dynamic programs with the host's libraries, so
+# it takes the same shim.
+SHIM := lib/abiss/libabiss-run.so
+SHIM_SRCS := tools/abiss-run/shim.c $(LIBABISS_SRCS) $(LIB_SRCS)
+SHIM_DEPS := $(SHIM_SRCS) tools/abiss-run/shim.map $(LIBABISS_HDRS) $(LIB_HDRS)
 # abissctl and ptree: the debugfs stream list, names and tables (streams.c).
 ABISSCTL_SRCS := tools/abissctl.c tools/lib/streams.c $(LIB_SRCS)
 PTREE_SRCS := tools/ptree.c tools/lib/streams.c $(LIB_SRCS)
@@ -50,7 +69,7 @@ help:
 	@echo 'make kernel     prepare the tree and build the test kernel'
 	@echo 'make uml-test   boot the built kernel and run the uml-tests (T= too)'
 	@echo 'make selftest   the harness tests'
-	@echo 'make tools      abissd and the tools for the host ($(HOST_BIN))'
+	@echo 'make tools      abissd, the tools and libabiss for the host ($(HOST_BIN))'
 	@echo 'make tools-test their host-side tests (tools/test/run)'
 	@echo 'make guest      the same, static, for the guest ($(GUEST_BIN))'
 	@echo 'make bench      I/O scheduler benchmark in one UML boot (not a test)'
@@ -79,10 +98,12 @@ headers: tree
 # Static programs for the guest (uml-test/make-rootfs copies them in):
 # abissd, the tools, and the test programs of uml-test/prog.
 guest: headers
-	@$(MAKE) -s $(addprefix $(GUEST_BIN)/,$(PROGS) $(GUEST_TESTS))
+	@$(MAKE) -s $(GUEST_LIBS) $(BUILD)/guest/$(SHIM) \
+		$(addprefix $(GUEST_BIN)/,$(PROGS) $(GUEST_TESTS))
 
 tools: headers
-	@$(MAKE) -s $(addprefix $(HOST_BIN)/,$(PROGS))
+	@$(MAKE) -s $(HOST_LIBS) $(BUILD)/host/$(SHIM) $(addprefix $(HOST_BIN)/,$(PROGS)) \
+		$(BUILD)/host/test/libabiss-test
 
 tools-test: tools
 	@tools/test/run $(HOST_BIN)
@@ -91,10 +112,43 @@ $(GUEST_BIN)/abissd $(HOST_BIN)/abissd: $(ABISSD_SRCS) $(ABISSD_HDRS)
 $(GUEST_BIN)/rdrt $(HOST_BIN)/rdrt: $(RDRT_SRCS) $(RDRT_HDRS)
 $(GUEST_BIN)/abissctl $(HOST_BIN)/abissctl: $(ABISSCTL_SRCS) $(STREAMS_HDRS)
 $(GUEST_BIN)/ptree $(HOST_BIN)/ptree: $(PTREE_SRCS) $(STREAMS_HDRS)
+$(GUEST_BIN)/abiss-run $(HOST_BIN)/abiss-run: $(ABISS_RUN_SRCS) $(LIB_HDRS) $(LIBABISS_HDRS)
 
-$(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)): $(GUEST_BIN)/%: uml-test/prog/%.c $(ABISS_H)
+$(HOST_LIB)/libabiss.a $(GUEST_LIB)/libabiss.a: $(LIBABISS_SRCS) $(LIBABISS_HDRS)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(PROG_CFLAGS) $(SELFTEST_CFLAGS) $(GUEST_CFLAGS) -o $@ $< -lpthread
+	$(HOST_CC) $(PROG_CFLAGS) -c -o $(@:.a=.o) $(LIBABISS_SRCS)
+	rm -f $@ && ar rcs $@ $(@:.a=.o)
+
+$(HOST_LIB)/libabiss.so.1: $(LIBABISS_SRCS) $(LIBABISS_HDRS) $(LIBABISS_MAP)
+	@mkdir -p $(@D)
+	$(HOST_CC) $(PROG_CFLAGS) -fPIC -shared -Wl,-soname,libabiss.so.1 \
+		-Wl,--version-script=$(LIBABISS_MAP) -o $@ $(LIBABISS_SRCS)
+
+$(HOST_LIB)/libabiss.so: $(HOST_LIB)/libabiss.so.1
+	ln -sf libabiss.so.1 $@
+
+$(BUILD)/host/include/abiss.h $(BUILD)/guest/include/abiss.h: tools/libabiss/abiss.h
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(BUILD)/host/$(SHIM) $(BUILD)/guest/$(SHIM): $(SHIM_DEPS)
+	@mkdir -p $(@D)
+	$(HOST_CC) $(PROG_CFLAGS) -U_FORTIFY_SOURCE -fPIC -shared \
+		-Wl,--version-script=tools/abiss-run/shim.map -o $@ $(SHIM_SRCS) -ldl
+
+# libabiss's host test (tools/test/libabiss), on the shared library.
+$(BUILD)/host/test/libabiss-test: tools/test/libabiss-test.c $(HOST_LIBS)
+	@mkdir -p $(@D)
+	$(HOST_CC) $(PROG_CFLAGS) -I$(BUILD)/host/include -o $@ $< -L$(HOST_LIB) -labiss \
+		-Wl,-rpath,'$$ORIGIN/../lib'
+
+# The test programs may use libabiss, the test pattern and util.h.
+GUEST_TEST_SRCS := tools/lib/pattern.c $(LIB_SRCS)
+$(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)): $(GUEST_BIN)/%: uml-test/prog/%.c $(ABISS_H) \
+		$(GUEST_LIBS) $(GUEST_TEST_SRCS) $(RDRT_HDRS)
+	@mkdir -p $(@D)
+	$(HOST_CC) $(PROG_CFLAGS) $(SELFTEST_CFLAGS) $(GUEST_CFLAGS) -I$(BUILD)/guest/include \
+		-o $@ $< $(GUEST_TEST_SRCS) -L$(GUEST_LIB) -labiss -lpthread
 
 $(GUEST_BIN)/%:
 	@mkdir -p $(@D)

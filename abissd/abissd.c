@@ -28,6 +28,7 @@
 
 #include <linux/abiss.h>
 
+#include "abiss.h"
 #include "policy.h"
 #include "util.h"
 
@@ -277,23 +278,6 @@ static void write_status(bool log_if_no_file)
 	free(tmp);
 }
 
-static const char *end_reason(uint32_t reason)
-{
-	static const char *const names[] = {
-		[ABISS_END_NONE] = "no reason",
-		[ABISS_END_STOPPED] = "stopped",
-		[ABISS_END_CLOSED] = "file closed",
-		[ABISS_END_TRUNCATED] = "file truncated",
-		[ABISS_END_UNMOUNTED] = "file system unmounted",
-		[ABISS_END_ERROR] = "refill error",
-		[ABISS_END_ADMIN] = "stopped by abissd",
-	};
-
-	if (reason < sizeof(names) / sizeof(names[0]))
-		return names[reason];
-	return "unknown reason";
-}
-
 static void msg_to_stream(const struct abiss_msg *m, struct stream *s)
 {
 	*s = (struct stream) {
@@ -353,11 +337,11 @@ static void handle_end(const struct abiss_msg *m)
 
 	if (policy_release(&policy, m->id, &gone)) {
 		logmsg(LOG_WARNING, "end of unknown stream %llu (%s): ignored",
-		       (unsigned long long)m->id, end_reason(m->reason));
+		       (unsigned long long)m->id, abiss_end_reason(m->reason));
 		return;
 	}
 	logmsg(LOG_INFO, "%s: ended (%s): reservation released", describe(&gone),
-	       end_reason(m->reason));
+	       abiss_end_reason(m->reason));
 	write_status(false);
 }
 

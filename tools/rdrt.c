@@ -15,14 +15,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <linux/abiss.h>
-
+#include "abiss.h"
 #include "pattern.h"
 #include "util.h"
 
@@ -233,49 +231,25 @@ static int create_file(void)
 	return EXIT_OK;
 }
 
-/* Why ABISS_IOC_START may fail, in words a user can act on. */
-static const char *start_hint(int e)
-{
-	switch (e) {
-	case ESRCH:
-		return " (is abissd running?)";
-	case ENOSPC:
-		return " (over the device's capacity)";
-	case EACCES:
-	case EPERM:
-		return " (denied by abissd)";
-	case EDQUOT:
-		return " (over your limit)";
-	case EBUSY:
-		return " (a stream already runs on this file)";
-	case ENOTTY:
-		return " (no ABISS in this kernel, or on this file system?)";
-	case EINVAL:
-		return " (bad rate, buffer or read size?)";
-	}
-	return "";
-}
-
 static void start_stream(int fd)
 {
-	struct abiss_start st = {
-		.size = sizeof(st),
-		.flags = opt.mmap ? ABISS_START_MMAP : 0,
-		.rate = opt.rate,
-		.buffer = opt.buffer,
-		.read_unit = (uint32_t)opt.read_size,
-	};
+	const char *why;
+	int e;
 
-	if (ioctl(fd, ABISS_IOC_START, &st) < 0)
-		errx(EXIT_FAIL, "ABISS refused the stream: %s%s", strerror(errno),
-		     start_hint(errno));
+	if (!abiss_start(fd, opt.rate, opt.buffer, (uint32_t)opt.read_size,
+			 opt.mmap ? ABISS_START_MMAP : 0))
+		return;
+	/* The errno's name, and what it means for ABISS when that says more. */
+	e = errno;
+	why = abiss_strerror(e);
+	if (!strcmp(why, strerror(e)))
+		errx(EXIT_FAIL, "ABISS refused the stream: %s", why);
+	errx(EXIT_FAIL, "ABISS refused the stream: %s (%s)", strerror(e), why);
 }
 
 static int get_status(int fd, struct abiss_status *st)
 {
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	if (ioctl(fd, ABISS_IOC_STATUS, st) == 0)
+	if (abiss_status(fd, st) == 0)
 		return 0;
 	warn("cannot get the stream status");
 	return -1;
@@ -393,7 +367,7 @@ static void run(int fd, struct result *r)
 			touch_pages(map + r->bytes, n, page);
 			t1 = now_ns();
 			pos = r->bytes + n;
-			if (opt.abiss && ioctl(fd, ABISS_IOC_POSITION, &pos) < 0)
+			if (opt.abiss && abiss_position(fd, pos) < 0)
 				err(EXIT_FAIL, "cannot report the position %llu",
 				    (unsigned long long)pos);
 		} else {
@@ -435,7 +409,7 @@ static void run(int fd, struct result *r)
 			if (opt.status)
 				print_status("before stop", &r->status);
 		}
-		if (ioctl(fd, ABISS_IOC_STOP) < 0)
+		if (abiss_stop(fd) < 0)
 			warn("cannot stop the stream");
 	}
 	if (map)
