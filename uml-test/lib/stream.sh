@@ -25,7 +25,8 @@ abissd_stop() {
 abissd_reserved() {
 	kill -USR1 "$ABISSD_PID"
 	sleep 0.2
-	awk '$1 == "device" { r += $6 } END { print r + 0 }' "$ABISSD_STATUS"
+	awk '$1 == "device" { for (i = 2; i < NF; i++) if ($i == "reserved") r += $(i + 1) }
+		END { print r + 0 }' "$ABISSD_STATUS"
 }
 
 LOAD_PIDS=
