@@ -6,8 +6,8 @@
  * abissd answers from its policy (policy.c) and keeps the accounting of
  * what it admitted, released when the kernel says a stream ended.  A bad
  * message from the kernel is logged and skipped: the daemon never dies of
- * one.  SIGHUP re-reads the config; a bad one is logged and the old policy
- * kept.
+ * one.  SIGHUP (or 'reload' on the control socket, control.c) re-reads
+ * the config; a bad one is logged and the old policy kept.
  */
 #include <err.h>
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -36,6 +37,7 @@
 #define DEFAULT_DEVICE	"/dev/abiss"
 #define DEFAULT_PIDFILE	"/run/abissd.pid"
 #define DEFAULT_CONFIG	"/etc/abiss/abissd.conf"
+#define DEFAULT_SOCKET	"/run/abiss/abissd.sock"
 
 /* Room for any record the kernel may send: it never exceeds a page. */
 #define MSG_BUF_SIZE	4096
@@ -47,6 +49,7 @@ static struct {
 	bool config_given;
 	uint64_t capacity;	/* --capacity; NO_LIMIT: not given */
 	char *status_file;
+	char *socket;
 	bool foreground;
 	bool debug;
 } opt = {
@@ -92,6 +95,7 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -c, --config <file>       config file (default " DEFAULT_CONFIG ")\n", out);
 	fputs(" -D, --device <path>       the kernel channel (default " DEFAULT_DEVICE ")\n", out);
 	fputs(" -p, --pidfile <path>      pid file, locked (default " DEFAULT_PIDFILE ")\n", out);
+	fputs(" -S, --socket <path>       control socket (default " DEFAULT_SOCKET ")\n", out);
 	fputs(" -s, --status-file <path>  keep the reservations written in this file\n", out);
 	fputs(" -F, --foreground          do not daemonize; log to stderr\n", out);
 	fputs(" -d, --debug               log every message from the kernel too\n", out);
@@ -124,6 +128,7 @@ static void parse_args(int argc, char **argv)
 		{ "config",         required_argument, NULL, 'c' },
 		{ "device",         required_argument, NULL, 'D' },
 		{ "pidfile",        required_argument, NULL, 'p' },
+		{ "socket",         required_argument, NULL, 'S' },
 		{ "status-file",    required_argument, NULL, 's' },
 		{ "foreground",     no_argument,       NULL, 'F' },
 		{ "debug",          no_argument,       NULL, 'd' },
@@ -133,7 +138,7 @@ static void parse_args(int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "C:c:D:p:s:FdhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "C:c:D:p:S:s:FdhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			if (parse_rate(optarg, &opt.capacity) || opt.capacity == NO_LIMIT)
@@ -142,6 +147,9 @@ static void parse_args(int argc, char **argv)
 		case 'c':
 			opt.config = abs_path(optarg);
 			opt.config_given = true;
+			break;
+		case 'S':
+			opt.socket = abs_path(optarg);
 			break;
 		case 'D':
 			opt.device = optarg;
@@ -170,6 +178,8 @@ static void parse_args(int argc, char **argv)
 		usage_error("unexpected argument: '%s'", argv[optind]);
 	if (!opt.pidfile)
 		opt.pidfile = abs_path(DEFAULT_PIDFILE);
+	if (!opt.socket)
+		opt.socket = abs_path(DEFAULT_SOCKET);
 	if (!opt.config)
 		opt.config = abs_path(DEFAULT_CONFIG);
 }
@@ -224,6 +234,11 @@ int reload_config(char *err, size_t errlen)
 	if (dev_fd >= 0)	/* running, not starting */
 		write_status(false);
 	return 0;
+}
+
+int stop_stream(uint64_t id)
+{
+	return ioctl(dev_fd, ABISS_DAEMON_STOP, &id) ? errno : 0;
 }
 
 /*
@@ -519,9 +534,9 @@ static int serve(void)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGUSR1, SIGHUP };
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct pollfd pfd = { .fd = dev_fd, .events = POLLIN };
+	struct pollfd pfd[2 + CONTROL_MAX_CLIENTS];
 	sigset_t block, orig;
-	size_t i;
+	size_t i, n;
 
 	sigemptyset(&block);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
@@ -540,14 +555,18 @@ static int serve(void)
 			got_hup = 0;
 			reload_on_hup();
 		}
-		if (ppoll(&pfd, 1, NULL, &orig) < 0) {
+		pfd[0] = (struct pollfd) { .fd = dev_fd, .events = POLLIN };
+		n = control_pollfds(&pfd[1]);
+		if (ppoll(pfd, n + 1, NULL, &orig) < 0) {
 			if (errno == EINTR)
 				continue;
 			logmsg(LOG_ERR, "poll '%s': %m", opt.device);
 			return EXIT_FAIL;
 		}
-		if (!read_device())
+		/* The kernel first: a stream's end may free what a client asks. */
+		if (pfd[0].revents && !read_device())
 			return EXIT_FAIL;
+		control_serve(&pfd[1], n);
 	}
 	logmsg(LOG_INFO, "exiting on %s", strsignal(got_stop));
 	return EXIT_OK;
@@ -566,6 +585,7 @@ int main(int argc, char **argv)
 
 	pid_fd = lock_pidfile();
 	dev_fd = open_device(opt.device);
+	control_open(opt.socket);
 	if (!opt.foreground) {
 		openlog(program_invocation_short_name, LOG_PID, LOG_DAEMON);
 		if (daemon(0, 0))
@@ -579,6 +599,7 @@ int main(int argc, char **argv)
 
 	ret = serve();
 
+	control_close();
 	if (opt.status_file)
 		unlink(opt.status_file);
 	unlink(opt.pidfile);

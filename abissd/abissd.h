@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What abissd's parts offer each other: the daemon (abissd.c) keeps the
- * policy and the kernel channel.
+ * policy and the kernel channel, the control socket (control.c) serves
+ * clients from them.
  */
 #ifndef ABISSD_ABISSD_H
 #define ABISSD_ABISSD_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,5 +25,26 @@ void logmsg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3))
  * kept.
  */
 int reload_config(char *err, size_t errlen);
+
+/* Ask the kernel to end stream @id (ABISS_DAEMON_STOP): 0 or an errno. */
+int stop_stream(uint64_t id);
+
+
+/* control.c: the control socket, Documentation/abissd-control.rst */
+
+/* Most clients connected at once; more are closed as they come. */
+#define CONTROL_MAX_CLIENTS	32
+
+/*
+ * Listen on @path (mode 0666), making its folder and removing a stale
+ * socket: call it with the pid file locked.  Exits on failure.
+ */
+void control_open(const char *path);
+/* Close every connection and remove the socket. */
+void control_close(void);
+/* Fill @pfd with the listening socket and the clients; returns how many. */
+size_t control_pollfds(struct pollfd *pfd);
+/* Serve what poll() found on the @n entries control_pollfds() filled. */
+void control_serve(const struct pollfd *pfd, size_t n);
 
 #endif /* ABISSD_ABISSD_H */
