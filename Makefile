@@ -23,7 +23,7 @@ PROG_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra \
 GUEST_CFLAGS := -static
 LIB_SRCS := tools/lib/util.c
 LIB_HDRS := tools/lib/util.h
-ABISSD_SRCS := abissd/abissd.c abissd/policy.c abissd/control.c $(LIB_SRCS)
+ABISSD_SRCS := abissd/abissd.c abissd/policy.c abissd/control.c abissd/calibrate.c $(LIB_SRCS)
 ABISSD_HDRS := abissd/abissd.h abissd/policy.h $(LIB_HDRS) $(ABISS_H)
 RDRT_SRCS := tools/rdrt.c tools/lib/pattern.c $(LIB_SRCS)
 RDRT_HDRS := tools/lib/pattern.h $(LIB_HDRS) $(ABISS_H)

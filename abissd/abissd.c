@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <dirent.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -38,6 +39,8 @@
 #define DEFAULT_PIDFILE	"/run/abissd.pid"
 #define DEFAULT_CONFIG	"/etc/abiss/abissd.conf"
 #define DEFAULT_SOCKET	"/run/abiss/abissd.sock"
+/* --calibrate reads this long unless told (or the device ends first). */
+#define DEFAULT_CALIBRATE_NS	(5 * NSEC_PER_SEC)
 
 /* Room for any record the kernel may send: it never exceeds a page. */
 #define MSG_BUF_SIZE	4096
@@ -50,11 +53,14 @@ static struct {
 	uint64_t capacity;	/* --capacity; NO_LIMIT: not given */
 	char *status_file;
 	char *socket;
+	const char *calibrate;
+	uint64_t calibrate_ns;
 	bool foreground;
 	bool debug;
 } opt = {
 	.device = DEFAULT_DEVICE,
 	.capacity = NO_LIMIT,
+	.calibrate_ns = DEFAULT_CALIBRATE_NS,
 };
 
 struct policy policy;
@@ -97,6 +103,9 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -p, --pidfile <path>      pid file, locked (default " DEFAULT_PIDFILE ")\n", out);
 	fputs(" -S, --socket <path>       control socket (default " DEFAULT_SOCKET ")\n", out);
 	fputs(" -s, --status-file <path>  keep the reservations written in this file\n", out);
+	fputs("     --calibrate <dev>     measure the read rate of a block device (or\n"
+	      "                             file), write it in the config file, exit\n", out);
+	fputs("     --calibrate-time <t>  read this long (default 5 s)\n", out);
 	fputs(" -F, --foreground          do not daemonize; log to stderr\n", out);
 	fputs(" -d, --debug               log every message from the kernel too\n", out);
 	fputs(" -h, --help                display this help\n", out);
@@ -123,6 +132,7 @@ static char *abs_path(const char *path)
 
 static void parse_args(int argc, char **argv)
 {
+	enum { OPT_CALIBRATE = CHAR_MAX + 1, OPT_CALIBRATE_TIME };
 	static const struct option longopts[] = {
 		{ "capacity",       required_argument, NULL, 'C' },
 		{ "config",         required_argument, NULL, 'c' },
@@ -130,6 +140,8 @@ static void parse_args(int argc, char **argv)
 		{ "pidfile",        required_argument, NULL, 'p' },
 		{ "socket",         required_argument, NULL, 'S' },
 		{ "status-file",    required_argument, NULL, 's' },
+		{ "calibrate",      required_argument, NULL, OPT_CALIBRATE },
+		{ "calibrate-time", required_argument, NULL, OPT_CALIBRATE_TIME },
 		{ "foreground",     no_argument,       NULL, 'F' },
 		{ "debug",          no_argument,       NULL, 'd' },
 		{ "help",           no_argument,       NULL, 'h' },
@@ -150,6 +162,13 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'S':
 			opt.socket = abs_path(optarg);
+			break;
+		case OPT_CALIBRATE:
+			opt.calibrate = optarg;
+			break;
+		case OPT_CALIBRATE_TIME:
+			if (parse_duration(optarg, &opt.calibrate_ns) || !opt.calibrate_ns)
+				usage_error("bad calibrate time: '%s'", optarg);
 			break;
 		case 'D':
 			opt.device = optarg;
@@ -580,6 +599,8 @@ int main(int argc, char **argv)
 	atexit(close_stdout);
 	policy_init(&policy);
 	parse_args(argc, argv);
+	if (opt.calibrate)
+		return calibrate(opt.calibrate, opt.calibrate_ns, opt.config);
 	if (reload_config(msg, sizeof(msg)))
 		errx(EXIT_FAIL, "%s", msg);
 

@@ -2,7 +2,7 @@
 /*
  * What abissd's parts offer each other: the daemon (abissd.c) keeps the
  * policy and the kernel channel, the control socket (control.c) serves
- * clients from them.
+ * clients from them, and calibrate.c measures a device for the config.
  */
 #ifndef ABISSD_ABISSD_H
 #define ABISSD_ABISSD_H
@@ -46,5 +46,14 @@ void control_close(void);
 size_t control_pollfds(struct pollfd *pfd);
 /* Serve what poll() found on the @n entries control_pollfds() filled. */
 void control_serve(const struct pollfd *pfd, size_t n);
+
+/* calibrate.c */
+
+/*
+ * Measure the sequential read rate of the block device or file @path for
+ * up to @ns nanoseconds, print it and write it as the device's capacity
+ * in @config.  Returns the exit status.
+ */
+int calibrate(const char *path, uint64_t ns, const char *config);
 
 #endif /* ABISSD_ABISSD_H */
