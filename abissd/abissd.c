@@ -93,8 +93,11 @@ static void __attribute__((noreturn)) usage(void)
 
 	fputs("\nUsage:\n", out);
 	fprintf(out, " %s [options]\n", program_invocation_short_name);
-	fputs("\nAdmit or deny ABISS guaranteed-rate read streams, keeping the sum of\n"
-	      "the rates admitted on each device at or under its capacity.\n", out);
+	fprintf(out, " %s --calibrate <dev> [--calibrate-time <t>] [-c <file>]\n",
+		program_invocation_short_name);
+	fputs("\nAdmit or deny ABISS guaranteed-rate read streams by the policy of the\n"
+	      "config file: who may stream, within which limits, keeping the sum of the\n"
+	      "rates admitted on each device under its capacity times the ceiling.\n", out);
 	fputs("\nOptions:\n", out);
 	fputs(" -C, --capacity <rate>     capacity of every device without its own\n"
 	      "                             'capacity' line, in bytes/s (k, M, G: 1000)\n", out);
