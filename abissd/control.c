@@ -62,12 +62,17 @@ void control_open(const char *path)
 		errx(EXIT_FAIL, "socket path too long: '%s'", path);
 	strcpy(sa.sun_path, path);
 	make_dirs(path);
-	/* We hold the pid file's lock: a socket there is a dead abissd's. */
-	if (unlink(path) && errno != ENOENT)
-		err(EXIT_FAIL, "cannot remove '%s'", path);
 	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (listen_fd < 0)
 		err(EXIT_FAIL, "cannot create a socket");
+	/*
+	 * We hold the pid file's lock, so a socket there is a dead abissd's,
+	 * unless one with another pid file answers on it.
+	 */
+	if (!connect(listen_fd, (struct sockaddr *)&sa, sizeof(sa)))
+		errx(EXIT_FAIL, "another abissd listens on '%s'", path);
+	if (unlink(path) && errno != ENOENT)
+		err(EXIT_FAIL, "cannot remove '%s'", path);
 	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)))
 		err(EXIT_FAIL, "cannot bind '%s'", path);
 	if (chmod(path, 0666) || listen(listen_fd, 16))
