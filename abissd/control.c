@@ -25,10 +25,13 @@
 
 /* A request line's longest length, without its '\n'. */
 #define LINE_MAX_LEN	255
+/* A client quiet this long makes room for a new one when all slots are taken. */
+#define IDLE_NS		NSEC_PER_SEC
 
 struct client {
 	int fd;
 	struct ucred cred;		/* SO_PEERCRED at accept */
+	uint64_t active;		/* now_ns() at accept and at each request */
 	size_t len;			/* bytes in buf */
 	char buf[LINE_MAX_LEN + 1];	/* a request line and its '\n' */
 };
@@ -108,6 +111,26 @@ size_t control_pollfds(struct pollfd *pfd)
 	return nclients + 1;
 }
 
+/*
+ * All slots taken: drop the client quiet for longest, if it has been for
+ * IDLE_NS, so that clients that connect and say nothing cannot lock the
+ * others out.  Returns whether a slot is free.
+ */
+static bool drop_idle(void)
+{
+	size_t i, oldest = 0;
+
+	for (i = 1; i < nclients; i++)
+		if (clients[i].active < clients[oldest].active)
+			oldest = i;
+	if (now_ns() - clients[oldest].active < IDLE_NS)
+		return false;
+	logmsg(LOG_WARNING, "control socket: client pid %d uid %d idle: closed for a new one",
+	       (int)clients[oldest].cred.pid, (int)clients[oldest].cred.uid);
+	drop(oldest);
+	return true;
+}
+
 static void accept_client(void)
 {
 	socklen_t len = sizeof(struct ucred);
@@ -120,7 +143,7 @@ static void accept_client(void)
 			logmsg(LOG_WARNING, "control socket: accept: %m");
 		return;
 	}
-	if (nclients == CONTROL_MAX_CLIENTS) {
+	if (nclients == CONTROL_MAX_CLIENTS && !drop_idle()) {
 		logmsg(LOG_WARNING, "control socket: %d clients already: one more closed",
 		       CONTROL_MAX_CLIENTS);
 		close(fd);
@@ -129,6 +152,7 @@ static void accept_client(void)
 	c = &clients[nclients];
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
+	c->active = now_ns();
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len)) {
 		logmsg(LOG_WARNING, "control socket: SO_PEERCRED: %m");
 		close(fd);
@@ -262,6 +286,7 @@ static bool answer(struct client *c, char *line)
 
 	logmsg(LOG_DEBUG, "control socket: pid %d uid %d: '%.64s'", (int)c->cred.pid,
 	       (int)c->cred.uid, line);
+	c->active = now_ns();
 	out = open_memstream(&text, &len);
 	if (!out) {
 		logmsg(LOG_ERR, "control socket: out of memory");
