@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # abissd's config on the real kernel: a garbage line stops it from
 # starting, SIGHUP with a broken config keeps the old policy, a reload
-# that lowers a capacity leaves a running stream alone, and --calibrate
-# measures a real block device into the config.
+# that lowers a capacity leaves a running stream alone, 'filesystems'
+# picks by type, and --calibrate measures a real block device into the
+# config.
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/abissd.sh
 
-plan 16
+plan 21
 mnt=/mnt/vfat
 dir=$mnt/config
 check "mount $FAT_DEV as vfat" mount_fs vfat "$FAT_DEV" "$mnt" || bail "cannot mount"
@@ -48,6 +49,16 @@ is "$(ask status | grep '^device 98:0 ' | cut -d' ' -f4,10,12)" "1000000 2000000
 check "new streams see the lower capacity: ENOSPC" refused "No space left on device" 0 1M "$dir/f2"
 wait $p
 check_stream "the stream across the reloads" "$(cat /tmp/c.json)" $?
+
+# Only ext3 streams.
+check "mount $EXT3_DEV as ext3" mount_fs ext3 "$EXT3_DEV" /mnt/ext3
+rdrt --create 1M --seed 3 /mnt/ext3/f3 > /dev/null
+printf 'capacity * 20M\nfilesystems ext3\n' > "$ABISSD_CONF"
+is "$(ask reload)" ok "a reload that lets only ext3 stream"
+check "a file on vfat: EACCES" refused "Permission denied" 0 1M "$dir/f2"
+grep -q "98:0 is vfat, not in 'filesystems' (line 2)" "$ABISSD_LOG" &&
+	pass "the log says so" || { fail "the log says so"; diag "$(tail -n 2 "$ABISSD_LOG")"; }
+check "a file on ext3 streams" rdrt -a -r 2M -b 1M -v -S 3 /mnt/ext3/f3
 abissd_stop
 
 out=$(abissd --calibrate "$EXT3_DEV" --calibrate-time 1 -c /tmp/cal.conf)
