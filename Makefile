@@ -26,8 +26,9 @@ LIB_HDRS := tools/lib/util.h
 # abissd and rdrt take libabiss's source (abiss_end_reason(), the ioctls).
 LIBABISS_SRCS := tools/libabiss/abiss.c
 LIBABISS_HDRS := tools/libabiss/abiss.h $(ABISS_H)
-ABISSD_SRCS := abissd/abissd.c abissd/policy.c $(LIB_SRCS) $(LIBABISS_SRCS)
-ABISSD_HDRS := abissd/policy.h $(LIB_HDRS) $(LIBABISS_HDRS)
+ABISSD_SRCS := abissd/abissd.c abissd/policy.c abissd/control.c abissd/calibrate.c \
+	$(LIB_SRCS) $(LIBABISS_SRCS)
+ABISSD_HDRS := abissd/abissd.h abissd/policy.h $(LIB_HDRS) $(LIBABISS_HDRS)
 RDRT_SRCS := tools/rdrt.c tools/lib/pattern.c $(LIB_SRCS) $(LIBABISS_SRCS)
 RDRT_HDRS := tools/lib/pattern.h $(LIB_HDRS) $(LIBABISS_HDRS)
 ABISS_RUN_SRCS := tools/abiss-run/abiss-run.c $(LIB_SRCS)

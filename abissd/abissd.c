@@ -6,12 +6,15 @@
  * abissd answers from its policy (policy.c) and keeps the accounting of
  * what it admitted, released when the kernel says a stream ended.  A bad
  * message from the kernel is logged and skipped: the daemon never dies of
- * one.
+ * one.  SIGHUP (or 'reload' on the control socket, control.c) re-reads
+ * the config; a bad one is logged and the old policy kept.
  */
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -29,12 +33,15 @@
 #include <linux/abiss.h>
 
 #include "abiss.h"
-#include "policy.h"
+#include "abissd.h"
 #include "util.h"
 
 #define DEFAULT_DEVICE	"/dev/abiss"
 #define DEFAULT_PIDFILE	"/run/abissd.pid"
 #define DEFAULT_CONFIG	"/etc/abiss/abissd.conf"
+#define DEFAULT_SOCKET	"/run/abiss/abissd.sock"
+/* --calibrate reads this long unless told (or the device ends first). */
+#define DEFAULT_CALIBRATE_NS	(5 * NSEC_PER_SEC)
 
 /* Room for any record the kernel may send: it never exceeds a page. */
 #define MSG_BUF_SIZE	4096
@@ -42,24 +49,29 @@
 static struct {
 	const char *device;
 	char *pidfile;
-	const char *config;
+	char *config;
 	bool config_given;
+	uint64_t capacity;	/* --capacity; NO_LIMIT: not given */
 	char *status_file;
+	char *socket;
+	const char *calibrate;
+	uint64_t calibrate_ns;
 	bool foreground;
 	bool debug;
 } opt = {
 	.device = DEFAULT_DEVICE,
-	.config = DEFAULT_CONFIG,
+	.capacity = NO_LIMIT,
+	.calibrate_ns = DEFAULT_CALIBRATE_NS,
 };
 
-static struct policy policy;
+struct policy policy;
 static int dev_fd = -1;
 
 static volatile sig_atomic_t got_stop;	/* the signal that asks us to exit */
 static volatile sig_atomic_t got_usr1;
+static volatile sig_atomic_t got_hup;
 
-static void __attribute__((format(printf, 2, 3)))
-logmsg(int prio, const char *fmt, ...)
+void logmsg(int prio, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -82,21 +94,28 @@ static void __attribute__((noreturn)) usage(void)
 
 	fputs("\nUsage:\n", out);
 	fprintf(out, " %s [options]\n", program_invocation_short_name);
-	fputs("\nAdmit or deny ABISS guaranteed-rate read streams, keeping the sum of\n"
-	      "the rates admitted on each device at or under its capacity.\n", out);
+	fprintf(out, " %s --calibrate <dev> [--calibrate-time <t>] [-c <file>]\n",
+		program_invocation_short_name);
+	fputs("\nAdmit or deny ABISS guaranteed-rate read streams by the policy of the\n"
+	      "config file: who may stream, within which limits, keeping the sum of the\n"
+	      "rates admitted on each device under its capacity times the ceiling.\n", out);
 	fputs("\nOptions:\n", out);
 	fputs(" -C, --capacity <rate>     capacity of every device without its own\n"
 	      "                             'capacity' line, in bytes/s (k, M, G: 1000)\n", out);
 	fputs(" -c, --config <file>       config file (default " DEFAULT_CONFIG ")\n", out);
 	fputs(" -D, --device <path>       the kernel channel (default " DEFAULT_DEVICE ")\n", out);
 	fputs(" -p, --pidfile <path>      pid file, locked (default " DEFAULT_PIDFILE ")\n", out);
+	fputs(" -S, --socket <path>       control socket (default " DEFAULT_SOCKET ")\n", out);
 	fputs(" -s, --status-file <path>  keep the reservations written in this file\n", out);
+	fputs("     --calibrate <dev>     measure the read rate of a block device (or\n"
+	      "                             file), write it in the config file, exit\n", out);
+	fputs("     --calibrate-time <t>  read this long (default 5 s)\n", out);
 	fputs(" -F, --foreground          do not daemonize; log to stderr\n", out);
 	fputs(" -d, --debug               log every message from the kernel too\n", out);
 	fputs(" -h, --help                display this help\n", out);
 	fputs(" -V, --version             display version\n", out);
-	fputs("\nSignals: SIGTERM and SIGINT stop it; SIGUSR1 writes the status file\n"
-	      "(or logs the reservations without one).\n", out);
+	fputs("\nSignals: SIGTERM and SIGINT stop it; SIGHUP reloads the config file;\n"
+	      "SIGUSR1 writes the status file (or logs the reservations without one).\n", out);
 	fprintf(out, "\nFor more details see %s(8).\n", program_invocation_short_name);
 	exit(EXIT_OK);
 }
@@ -117,33 +136,43 @@ static char *abs_path(const char *path)
 
 static void parse_args(int argc, char **argv)
 {
+	enum { OPT_CALIBRATE = CHAR_MAX + 1, OPT_CALIBRATE_TIME };
 	static const struct option longopts[] = {
-		{ "capacity",    required_argument, NULL, 'C' },
-		{ "config",      required_argument, NULL, 'c' },
-		{ "device",      required_argument, NULL, 'D' },
-		{ "pidfile",     required_argument, NULL, 'p' },
-		{ "status-file", required_argument, NULL, 's' },
-		{ "foreground",  no_argument,       NULL, 'F' },
-		{ "debug",       no_argument,       NULL, 'd' },
-		{ "help",        no_argument,       NULL, 'h' },
-		{ "version",     no_argument,       NULL, 'V' },
+		{ "capacity",       required_argument, NULL, 'C' },
+		{ "config",         required_argument, NULL, 'c' },
+		{ "device",         required_argument, NULL, 'D' },
+		{ "pidfile",        required_argument, NULL, 'p' },
+		{ "socket",         required_argument, NULL, 'S' },
+		{ "status-file",    required_argument, NULL, 's' },
+		{ "calibrate",      required_argument, NULL, OPT_CALIBRATE },
+		{ "calibrate-time", required_argument, NULL, OPT_CALIBRATE_TIME },
+		{ "foreground",     no_argument,       NULL, 'F' },
+		{ "debug",          no_argument,       NULL, 'd' },
+		{ "help",           no_argument,       NULL, 'h' },
+		{ "version",        no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *capacity = NULL;
-	char msg[256];
-	uint64_t rate;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "C:c:D:p:s:FdhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "C:c:D:p:S:s:FdhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'C':
-			capacity = optarg;
-			if (parse_rate(optarg, &rate))
+			if (parse_rate(optarg, &opt.capacity) || opt.capacity == NO_LIMIT)
 				usage_error("bad capacity: '%s'", optarg);
 			break;
 		case 'c':
-			opt.config = optarg;
+			opt.config = abs_path(optarg);
 			opt.config_given = true;
+			break;
+		case 'S':
+			opt.socket = abs_path(optarg);
+			break;
+		case OPT_CALIBRATE:
+			opt.calibrate = optarg;
+			break;
+		case OPT_CALIBRATE_TIME:
+			if (parse_duration(optarg, &opt.calibrate_ns) || !opt.calibrate_ns)
+				usage_error("bad calibrate time: '%s'", optarg);
 			break;
 		case 'D':
 			opt.device = optarg;
@@ -172,12 +201,67 @@ static void parse_args(int argc, char **argv)
 		usage_error("unexpected argument: '%s'", argv[optind]);
 	if (!opt.pidfile)
 		opt.pidfile = abs_path(DEFAULT_PIDFILE);
+	if (!opt.socket)
+		opt.socket = abs_path(DEFAULT_SOCKET);
+	if (!opt.config)
+		opt.config = abs_path(DEFAULT_CONFIG);
+}
 
-	/* The config first, so that --capacity overrides its 'capacity *'. */
-	if (policy_load(&policy, opt.config, opt.config_given, msg, sizeof(msg)))
-		errx(EXIT_FAIL, "%s", msg);
-	if (capacity)
-		policy_set_capacity(&policy, "*", rate, msg, sizeof(msg));
+/* Write the reservations to the status file (atomically), or log them. */
+static void write_status(bool log_if_no_file)
+{
+	char *tmp, *text = NULL, *line, *save;
+	size_t len = 0;
+	FILE *f;
+
+	if (!opt.status_file) {
+		if (!log_if_no_file)
+			return;
+		f = open_memstream(&text, &len);
+		if (!f)
+			return;
+		policy_dump(&policy, f);
+		fclose(f);
+		for (line = strtok_r(text, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			logmsg(LOG_INFO, "%s", line);
+		free(text);
+		return;
+	}
+	if (asprintf(&tmp, "%s.tmp", opt.status_file) < 0)
+		return;
+	f = fopen(tmp, "we");
+	if (f) {
+		policy_dump(&policy, f);
+		if (fclose(f) == 0 && rename(tmp, opt.status_file) == 0) {
+			free(tmp);
+			return;
+		}
+	}
+	logmsg(LOG_ERR, "cannot write '%s': %m", opt.status_file);
+	unlink(tmp);
+	free(tmp);
+}
+
+int reload_config(char *err, size_t errlen)
+{
+	struct config c;
+
+	config_init(&c);
+	if (config_load(&c, opt.config, opt.config_given, err, errlen))
+		return -1;
+	/* --capacity overrides the config's 'capacity *'. */
+	if (opt.capacity != NO_LIMIT)
+		c.default_capacity = opt.capacity;
+	policy_set_config(&policy, &c);
+	if (dev_fd >= 0)	/* running, not starting */
+		write_status(false);
+	return 0;
+}
+
+int stop_stream(uint64_t id)
+{
+	return ioctl(dev_fd, ABISS_DAEMON_STOP, &id) ? errno : 0;
 }
 
 /*
@@ -242,42 +326,6 @@ static int open_device(const char *path)
 	errx(EXIT_FAIL, "cannot open '%s': %s%s", path, strerror(errno), hint);
 }
 
-/* Write the reservations to the status file (atomically), or log them. */
-static void write_status(bool log_if_no_file)
-{
-	char *tmp, *text = NULL, *line, *save;
-	size_t len = 0;
-	FILE *f;
-
-	if (!opt.status_file) {
-		if (!log_if_no_file)
-			return;
-		f = open_memstream(&text, &len);
-		if (!f)
-			return;
-		policy_dump(&policy, f);
-		fclose(f);
-		for (line = strtok_r(text, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save))
-			logmsg(LOG_INFO, "%s", line);
-		free(text);
-		return;
-	}
-	if (asprintf(&tmp, "%s.tmp", opt.status_file) < 0)
-		return;
-	f = fopen(tmp, "we");
-	if (f) {
-		policy_dump(&policy, f);
-		if (fclose(f) == 0 && rename(tmp, opt.status_file) == 0) {
-			free(tmp);
-			return;
-		}
-	}
-	logmsg(LOG_ERR, "cannot write '%s': %m", opt.status_file);
-	unlink(tmp);
-	free(tmp);
-}
-
 static void msg_to_stream(const struct abiss_msg *m, struct stream *s)
 {
 	*s = (struct stream) {
@@ -286,15 +334,54 @@ static void msg_to_stream(const struct abiss_msg *m, struct stream *s)
 	};
 }
 
-/* "stream 7 (pid 12 uid 0 gid 0, file 8:1:42, rate 2000000 B/s, buffer 65536)" */
+/*
+ * The path of the file @s reads, if process @s->pid still has it open:
+ * the link in /proc/PID/fd whose target has the stream's device and inode.
+ */
+static bool path_of(const struct stream *s, char *path, size_t len)
+{
+	char fd_dir[32], link[64];
+	struct dirent *e;
+	struct stat st;
+	bool found = false;
+	ssize_t n;
+	DIR *d;
+
+	snprintf(fd_dir, sizeof(fd_dir), "/proc/%u/fd", s->pid);
+	d = opendir(fd_dir);
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%.16s", fd_dir, e->d_name);
+		if (stat(link, &st) || st.st_dev != s->dev || st.st_ino != s->ino)
+			continue;
+		n = readlink(link, path, len - 1);
+		if (n > 0) {
+			path[n] = '\0';
+			found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * "stream 7 (pid 12 uid 0 gid 0, file 8:1:42 '/mnt/f', rate 2000000 B/s,
+ * buffer 65536)", the path when it can be found.
+ */
 static const char *describe(const struct stream *s)
 {
-	static char buf[200];
+	static char buf[PATH_MAX + 200];
+	char path[PATH_MAX];
+	bool named = path_of(s, path, sizeof(path));
 
 	snprintf(buf, sizeof(buf),
-		 "stream %llu (pid %u uid %u gid %u, file %u:%u:%llu, rate %llu B/s, buffer %llu)",
-		 (unsigned long long)s->id, s->pid, s->uid, s->gid,
+		 "stream %llu (pid %u uid %u gid %u, file %u:%u:%llu%s%s%s, rate %llu B/s, "
+		 "buffer %llu)", (unsigned long long)s->id, s->pid, s->uid, s->gid,
 		 major(s->dev), minor(s->dev), (unsigned long long)s->ino,
+		 named ? " '" : "", named ? path : "", named ? "'" : "",
 		 (unsigned long long)s->rate, (unsigned long long)s->buffer);
 	return buf;
 }
@@ -408,8 +495,41 @@ static void on_signal(int sig)
 {
 	if (sig == SIGUSR1)
 		got_usr1 = 1;
+	else if (sig == SIGHUP)
+		got_hup = 1;
 	else
 		got_stop = sig;
+}
+
+static void reload_on_hup(void)
+{
+	char msg[512];
+
+	if (reload_config(msg, sizeof(msg)))
+		logmsg(LOG_ERR, "SIGHUP: %s: keeping the old policy", msg);
+	else
+		logmsg(LOG_INFO, "SIGHUP: '%s' reloaded", opt.config);
+}
+
+/* Read and handle what the kernel sent; false when the channel is gone. */
+static bool read_device(void)
+{
+	static unsigned char buf[MSG_BUF_SIZE] __attribute__((aligned(8)));
+	ssize_t n;
+
+	n = read(dev_fd, buf, sizeof(buf));
+	if (n < 0) {
+		if (errno == EINTR || errno == EAGAIN)
+			return true;
+		logmsg(LOG_ERR, "read '%s': %m", opt.device);
+		return false;
+	}
+	if (n == 0) {
+		logmsg(LOG_ERR, "'%s' was closed", opt.device);
+		return false;
+	}
+	handle_records(buf, (size_t)n);
+	return true;
 }
 
 /*
@@ -418,13 +538,11 @@ static void on_signal(int sig)
  */
 static int serve(void)
 {
-	static const int sigs[] = { SIGTERM, SIGINT, SIGUSR1 };
+	static const int sigs[] = { SIGTERM, SIGINT, SIGUSR1, SIGHUP };
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct pollfd pfd = { .fd = dev_fd, .events = POLLIN };
-	static unsigned char buf[MSG_BUF_SIZE] __attribute__((aligned(8)));
+	struct pollfd pfd[2 + CONTROL_MAX_CLIENTS];
 	sigset_t block, orig;
-	ssize_t n;
-	size_t i;
+	size_t i, n;
 
 	sigemptyset(&block);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
@@ -439,24 +557,22 @@ static int serve(void)
 			got_usr1 = 0;
 			write_status(true);
 		}
-		if (ppoll(&pfd, 1, NULL, &orig) < 0) {
+		if (got_hup) {
+			got_hup = 0;
+			reload_on_hup();
+		}
+		pfd[0] = (struct pollfd) { .fd = dev_fd, .events = POLLIN };
+		n = control_pollfds(&pfd[1]);
+		if (ppoll(pfd, n + 1, NULL, &orig) < 0) {
 			if (errno == EINTR)
 				continue;
 			logmsg(LOG_ERR, "poll '%s': %m", opt.device);
 			return EXIT_FAIL;
 		}
-		n = read(dev_fd, buf, sizeof(buf));
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			logmsg(LOG_ERR, "read '%s': %m", opt.device);
+		/* The kernel first: a stream's end may free what a client asks. */
+		if (pfd[0].revents && !read_device())
 			return EXIT_FAIL;
-		}
-		if (n == 0) {
-			logmsg(LOG_ERR, "'%s' was closed", opt.device);
-			return EXIT_FAIL;
-		}
-		handle_records(buf, (size_t)n);
+		control_serve(&pfd[1], n);
 	}
 	logmsg(LOG_INFO, "exiting on %s", strsignal(got_stop));
 	return EXIT_OK;
@@ -464,14 +580,20 @@ static int serve(void)
 
 int main(int argc, char **argv)
 {
+	char msg[512];
 	int pid_fd, ret;
 
 	atexit(close_stdout);
 	policy_init(&policy);
 	parse_args(argc, argv);
+	if (opt.calibrate)
+		return calibrate(opt.calibrate, opt.calibrate_ns, opt.config);
+	if (reload_config(msg, sizeof(msg)))
+		errx(EXIT_FAIL, "%s", msg);
 
 	pid_fd = lock_pidfile();
 	dev_fd = open_device(opt.device);
+	control_open(opt.socket);
 	if (!opt.foreground) {
 		openlog(program_invocation_short_name, LOG_PID, LOG_DAEMON);
 		if (daemon(0, 0))
@@ -479,12 +601,13 @@ int main(int argc, char **argv)
 	}
 	write_pidfile(pid_fd);
 	logmsg(LOG_INFO, "started on '%s'", opt.device);
-	if (!policy.has_default && !policy.ndevs)
+	if (policy.cfg.default_capacity == NO_LIMIT && !policy.cfg.ncaps)
 		logmsg(LOG_WARNING, "no capacity configured: every request will be denied");
 	write_status(false);
 
 	ret = serve();
 
+	control_close();
 	if (opt.status_file)
 		unlink(opt.status_file);
 	unlink(opt.pidfile);

@@ -31,7 +31,7 @@ cat > /tmp/abissd.conf <<CONF
 capacity * 20M
 CONF
 ABISSD_CONF=/tmp/abissd.conf
-abissd -F -c /tmp/abissd.conf -p /tmp/abissd.pid -s "$ABISSD_STATUS" \
+abissd -F -c /tmp/abissd.conf -p /tmp/abissd.pid -s "$ABISSD_STATUS" -S "$ABISSD_SOCKET" \
 	> /dev/null 2> /tmp/abissd.log < /dev/null &
 ABISSD_PID=$!
 sleep 0.5

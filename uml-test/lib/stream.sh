@@ -3,10 +3,11 @@
 . /abiss/uml-test/lib/disk.sh
 
 ABISSD_STATUS=/tmp/abissd.status
+ABISSD_SOCKET=/tmp/abissd.sock
 
 # abissd_start CAPACITY: abissd in the background, reservations in a file.
 abissd_start() {
-	abissd -F -C "$1" -p /tmp/abissd.pid -s "$ABISSD_STATUS" \
+	abissd -F -C "$1" -p /tmp/abissd.pid -s "$ABISSD_STATUS" -S "$ABISSD_SOCKET" \
 		> /dev/null 2> /tmp/abissd.log < /dev/null &
 	ABISSD_PID=$!
 	for _i in 1 2 3 4 5 6 7 8 9 10; do
@@ -25,7 +26,8 @@ abissd_stop() {
 abissd_reserved() {
 	kill -USR1 "$ABISSD_PID"
 	sleep 0.2
-	awk '$1 == "device" { r += $6 } END { print r + 0 }' "$ABISSD_STATUS"
+	awk '$1 == "device" { for (i = 2; i < NF; i++) if ($i == "reserved") r += $(i + 1) }
+		END { print r + 0 }' "$ABISSD_STATUS"
 }
 
 LOAD_PIDS=
