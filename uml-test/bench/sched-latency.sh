@@ -7,13 +7,15 @@
 #    eight greedy buffered readers (128 KiB reads, one 64 MiB file each).
 #    Writes "SCHED p99_us p99.9_us max_us greedy_KiB/s" to
 #    /results/bench-latency.txt.
-# 2. 4 KiB random direct reads on an uncapped null_blk, per scheduler:
-#    "SCHED IOPS" to /results/bench-iops.txt.
+# 2. 4 KiB random direct reads on an uncapped null_blk, per scheduler, in
+#    three rounds, each in another order (so that a slow spell of the host
+#    does not hit one scheduler only): "SCHED IOPS" per run to
+#    /results/bench-iops.txt.
 . /abiss/uml-test/lib/tap.sh
 
 scheds="none mq-deadline bfq kyber abiss"
 secs=${BENCH_SECS:-20}
-plan 14
+plan 24
 
 cfg=/sys/kernel/config/nullb
 lat=/results/bench-latency.txt
@@ -82,8 +84,12 @@ iops_one() {
 		--rw=randread --bs=4k --time_based --runtime=8 > /dev/null 2>&1 || return 1
 	echo "$1 $(terse /tmp/iops.out 8)" >> $iops
 }
-for s in $scheds; do
-	check "4k random reads under $s" iops_one "$s"
+order=$scheds
+for round in 1 2 3; do
+	for s in $order; do
+		check "4k random reads under $s, round $round" iops_one "$s"
+	done
+	order="${order#* } ${order%% *}"
 done
 echo 0 > $cfg/nullb-iops/power
 rmdir $cfg/nullb-iops
