@@ -389,11 +389,14 @@ static const char *describe(const struct stream *s)
 static void handle_request(const struct abiss_msg *m)
 {
 	struct abiss_reply r = { .size = sizeof(r), .id = m->id };
+	static char who[PATH_MAX + 200];
 	struct verdict v;
 	struct stream s, gone;
 	ssize_t n;
 
 	msg_to_stream(m, &s);
+	/* Now, while the asker waits for us with the file open: not after. */
+	snprintf(who, sizeof(who), "%s", describe(&s));
 	policy_admit(&policy, &s, &v);
 	r.verdict = v.error ? ABISS_VERDICT_DENY : ABISS_VERDICT_ACCEPT;
 	r.error = v.error;
@@ -403,7 +406,7 @@ static void handle_request(const struct abiss_msg *m)
 	n = write(dev_fd, &r, sizeof(r));
 	if (n != sizeof(r)) {
 		/* The kernel gave up on the request (or it is gone): no stream. */
-		logmsg(LOG_ERR, "%s: cannot send the verdict: %s", describe(&s),
+		logmsg(LOG_ERR, "%s: cannot send the verdict: %s", who,
 		       n < 0 ? strerror(errno) : "short write");
 		if (!v.error) {
 			policy_release(&policy, s.id, &gone);
@@ -412,10 +415,10 @@ static void handle_request(const struct abiss_msg *m)
 		return;
 	}
 	if (v.error)
-		logmsg(LOG_NOTICE, "%s: denied with %s: %s", describe(&s),
+		logmsg(LOG_NOTICE, "%s: denied with %s: %s", who,
 		       strerrorname_np(v.error), v.why);
 	else
-		logmsg(LOG_INFO, "%s: accepted: %s", describe(&s), v.why);
+		logmsg(LOG_INFO, "%s: accepted: %s", who, v.why);
 }
 
 static void handle_end(const struct abiss_msg *m)
