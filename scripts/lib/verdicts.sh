@@ -14,22 +14,64 @@ inputs() {
 		cut -c1-64
 }
 
-# cached NAME KEY CMD...: fold in CMD's verdicts, or the verdicts it gave
-# when it last passed with inputs KEY.
-cached() {
-	local name=$1 key=$2 f=$verdict_dir/$1
-	shift 2
+# How each stage started (repeat, ran, bg), its inputs, its background pid.
+declare -A stage_how stage_key stage_pid
+
+# stage_start fg|bg NAME KEY CMD...: run CMD (fg), or start it in the
+# background at the lowest CPU and I/O priority (bg), unless it passed with
+# inputs KEY before.
+stage_start() {
+	local how=$1 name=$2 key=$3 f=$verdict_dir/$2
+	shift 3
 	mkdir -p "$verdict_dir"
+	stage_key[$name]=$key
 	if [ -z "$fresh" ] && [ -f "$f.key" ] && [ "$(cat "$f.key")" = "$key" ]; then
-		echo "# $name: inputs unchanged since it passed on $(date -r "$f.key" '+%F %T');" \
-			"its verdicts again (--fresh runs it)"
-		count < "$f.out"
+		stage_how[$name]=repeat
 		return
 	fi
 	rm -f "$f.key"
-	"$@" > "$f.out" 2>> "$log"
+	stage_how[$name]=$how
+	if [ "$how" = bg ]; then
+		# A process group of its own, for stages_stop.
+		nice -n 19 ionice -c 3 setsid "$@" > "$f.out" 2>> "$log" &
+		stage_pid[$name]=$!
+	else
+		"$@" > "$f.out" 2>> "$log"
+	fi
+}
+
+# stage_finish NAME: wait for the stage if it runs in the background, fold
+# in its verdicts, and keep its inputs if it passed.
+stage_finish() {
+	local name=$1 f=$verdict_dir/$1
+	case "${stage_how[$name]}" in
+	repeat)
+		echo "# $name: inputs unchanged since it passed on $(date -r "$f.key" '+%F %T');" \
+			"its verdicts again (--fresh runs it)"
+		count < "$f.out"
+		return ;;
+	bg)
+		wait "${stage_pid[$name]}" ;;
+	esac
 	count < "$f.out"
 	if grep -q '^ok ' "$f.out" && ! grep -q '^not ok ' "$f.out"; then
-		echo "$key" > "$f.key"
+		echo "${stage_key[$name]}" > "$f.key"
 	fi
+}
+
+# stages_stop: stop the stages still running in the background, with
+# everything they started (scripts/check on SIGINT and SIGTERM).
+stages_stop() {
+	local pid
+	for pid in "${stage_pid[@]}"; do
+		# Its group, or itself while it has not made one yet.
+		kill -TERM -- "-$pid" 2> /dev/null || kill -TERM "$pid" 2> /dev/null
+	done
+}
+
+# cached NAME KEY CMD...: fold in CMD's verdicts, or the verdicts it gave
+# when it last passed with inputs KEY.
+cached() {
+	stage_start fg "$@"
+	stage_finish "$1"
 }
