@@ -54,6 +54,7 @@ struct result {
 	uint64_t reads;
 	uint64_t worst_ns;
 	uint64_t p99_ns;
+	uint64_t worst_lag_ns;	/* --rate: the latest a read began */
 	uint64_t run_ns;
 	bool have_status;	/* ABISS: @status is the stream's, at the end */
 	struct abiss_status status;
@@ -315,7 +316,7 @@ static void run(int fd, struct result *r)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), cap = 1024, n;
 	unsigned char *buf = NULL, *map = NULL;
 	uint64_t *lat = malloc(cap * sizeof(*lat));
-	uint64_t start, t0, t1, size = 0, want, pos;
+	uint64_t start, t0, t1, size = 0, want, pos, lag;
 	struct abiss_status st;
 	struct stat sb;
 	ssize_t got;
@@ -355,6 +356,14 @@ static void run(int fd, struct result *r)
 			if (opt.duration && t0 - start >= opt.duration)
 				break;
 			sleep_until(t0);
+			/*
+			 * Behind its schedule (not run in time, or a slow
+			 * read before) the reader catches up by reading
+			 * faster than the rate: a miss then may be its own.
+			 */
+			lag = now_ns() - t0;
+			if (lag > r->worst_lag_ns)
+				r->worst_lag_ns = lag;
 		} else if (opt.duration && now_ns() - start >= opt.duration) {
 			break;
 		}
@@ -454,6 +463,10 @@ static void print_json(const struct result *r)
 	else
 		printf(", \"buffer\": null, \"misses\": null, \"refills\": null"
 		       ", \"worst_refill_ns\": null");
+	if (opt.rate)
+		printf(", \"worst_lag_ns\": %llu", (unsigned long long)r->worst_lag_ns);
+	else
+		printf(", \"worst_lag_ns\": null");
 	printf(", \"run_time_ns\": %llu", (unsigned long long)r->run_ns);
 	if (!opt.verify)
 		printf(", \"verified\": null");
@@ -484,6 +497,10 @@ static void print_text(const struct result *r)
 	} else {
 		printf("%-15s -\n%-15s -\n%-15s -\n", "misses:", "refills:", "worst refill:");
 	}
+	if (opt.rate)
+		print_ms("worst lag:", r->worst_lag_ns);
+	else
+		printf("%-15s -\n", "worst lag:");
 	printf("%-15s %llu.%03llu s\n", "run time:",
 	       (unsigned long long)(r->run_ns / NSEC_PER_SEC),
 	       (unsigned long long)(r->run_ns % NSEC_PER_SEC / NSEC_PER_MSEC));
