@@ -18,8 +18,10 @@ inputs() {
 declare -A stage_how stage_key stage_pid
 
 # stage_start fg|bg NAME KEY CMD...: run CMD (fg), or start it in the
-# background at the lowest CPU and I/O priority (bg: SCHED_IDLE, nice 19,
-# the idle I/O class), unless it passed with inputs KEY before.
+# background at the lowest CPU priority and a low I/O priority (bg:
+# SCHED_IDLE, nice 19, best-effort I/O level 7; not the idle I/O class,
+# which mq-deadline holds back up to 10 s a request while other I/O
+# waits), unless it passed with inputs KEY before.
 stage_start() {
 	local how=$1 name=$2 key=$3 f=$verdict_dir/$2
 	shift 3
@@ -33,7 +35,7 @@ stage_start() {
 	stage_how[$name]=$how
 	if [ "$how" = bg ]; then
 		# A process group of its own, for stages_stop.
-		nice -n 19 chrt --idle 0 ionice -c 3 setsid "$@" > "$f.out" 2>> "$log" &
+		nice -n 19 chrt --idle 0 ionice -c 2 -n 7 setsid "$@" > "$f.out" 2>> "$log" &
 		stage_pid[$name]=$!
 	else
 		"$@" > "$f.out" 2>> "$log"
