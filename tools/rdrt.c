@@ -316,7 +316,7 @@ static void run(int fd, struct result *r)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), cap = 1024, n;
 	unsigned char *buf = NULL, *map = NULL;
 	uint64_t *lat = malloc(cap * sizeof(*lat));
-	uint64_t start, t0, t1, size = 0, want, pos, lag;
+	uint64_t start, due = 0, t0, t1, size = 0, want, pos;
 	struct abiss_status st;
 	struct stat sb;
 	ssize_t got;
@@ -352,18 +352,10 @@ static void run(int fd, struct result *r)
 				want = opt.stop_after - r->bytes;
 		}
 		if (opt.rate) {
-			t0 = start + muldiv64(r->bytes, NSEC_PER_SEC, opt.rate);
-			if (opt.duration && t0 - start >= opt.duration)
+			due = start + muldiv64(r->bytes, NSEC_PER_SEC, opt.rate);
+			if (opt.duration && due - start >= opt.duration)
 				break;
-			sleep_until(t0);
-			/*
-			 * Behind its schedule (not run in time, or a slow
-			 * read before) the reader catches up by reading
-			 * faster than the rate: a miss then may be its own.
-			 */
-			lag = now_ns() - t0;
-			if (lag > r->worst_lag_ns)
-				r->worst_lag_ns = lag;
+			sleep_until(due);
 		} else if (opt.duration && now_ns() - start >= opt.duration) {
 			break;
 		}
@@ -401,6 +393,13 @@ static void run(int fd, struct result *r)
 				err(EXIT_FAIL, "out of memory");
 		}
 		lat[r->reads++] = t1 - t0;
+		/*
+		 * Behind its schedule (not run in time, or a slow read before)
+		 * the reader catches up by reading faster than the rate: a
+		 * miss then may be its own.
+		 */
+		if (opt.rate && t0 - due > r->worst_lag_ns)
+			r->worst_lag_ns = t0 - due;
 		if (t1 - t0 > r->worst_ns)
 			r->worst_ns = t1 - t0;
 		if (opt.verify)
