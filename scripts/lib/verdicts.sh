@@ -21,13 +21,14 @@ declare -A stage_how stage_key stage_pid
 # background at the lowest CPU priority and a low I/O priority (bg:
 # SCHED_IDLE, nice 19, best-effort I/O level 7; not the idle I/O class,
 # which mq-deadline holds back up to 10 s a request while other I/O
-# waits), unless it passed with inputs KEY before.
+# waits), unless it passed with inputs KEY before.  An empty KEY: a stage
+# that keeps verdicts of its own, run every time.
 stage_start() {
 	local how=$1 name=$2 key=$3 f=$verdict_dir/$2
 	shift 3
 	mkdir -p "$verdict_dir"
 	stage_key[$name]=$key
-	if [ -z "$fresh" ] && [ -f "$f.key" ] && [ "$(cat "$f.key")" = "$key" ]; then
+	if [ -z "$fresh" ] && [ -n "$key" ] && [ -f "$f.key" ] && [ "$(cat "$f.key")" = "$key" ]; then
 		stage_how[$name]=repeat
 		return
 	fi
@@ -56,7 +57,7 @@ stage_finish() {
 		wait "${stage_pid[$name]}" ;;
 	esac
 	count < "$f.out"
-	if grep -q '^ok ' "$f.out" && ! grep -q '^not ok ' "$f.out"; then
+	if [ -n "${stage_key[$name]}" ] && grep -q '^ok ' "$f.out" && ! grep -q '^not ok ' "$f.out"; then
 		echo "${stage_key[$name]}" > "$f.key"
 	fi
 }
