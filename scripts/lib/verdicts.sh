@@ -14,7 +14,7 @@ inputs() {
 		cut -c1-64
 }
 
-# How each stage started (repeat, ran, bg), its inputs, its background pid.
+# How each stage started (repeat, fg, bg), its inputs, its background pid.
 declare -A stage_how stage_key stage_pid
 
 # stage_start fg|bg NAME KEY CMD...: run CMD (fg), or start it in the
