@@ -59,7 +59,7 @@ SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter \
 	-Wno-sign-compare
 GUEST_TESTS := $(patsubst uml-test/prog/%.c,%,$(wildcard uml-test/prog/*.c))
 
-.PHONY: all demo check deps tree headers kernel bench-kernel bench guest tools tools-test \
+.PHONY: all demo check check-fresh deps tree headers kernel bench-kernel bench guest tools tools-test \
 	uml-test selftest clean distclean help
 
 all: demo
@@ -67,6 +67,7 @@ all: demo
 help:
 	@echo 'make            build everything and run the demo in UML (= make demo)'
 	@echo 'make check      every test; T="name ..." runs only those uml-tests'
+	@echo 'make check-fresh  make check in a fresh Debian 12 root, as CI does (root)'
 	@echo 'make kernel     prepare the tree and build the test kernel'
 	@echo 'make uml-test   boot the built kernel and run the uml-tests (T= too)'
 	@echo 'make selftest   the harness tests'
@@ -168,6 +169,11 @@ demo: kernel guest
 
 check: deps
 	@scripts/check $(if $(FRESH),--fresh) $(if $(T),--tests "$(T)")
+
+# make check in a fresh debootstrap root (scripts/check-fresh): what .ci/run
+# does, so that nothing installed here by hand can hide a missing package.
+check-fresh:
+	@scripts/check-fresh -- $(if $(FRESH),FRESH=1) $(if $(T),T="$(T)")
 
 uml-test: guest
 	@uml-test/run --kunit $(T)
