@@ -207,12 +207,17 @@ static void parse_args(int argc, char **argv)
 		opt.config = abs_path(DEFAULT_CONFIG);
 }
 
-/* Write the reservations to the status file (atomically), or log them. */
+/*
+ * Write the reservations to the status file (atomically), or log them.
+ * The file is root's only (0600): it names every user's streams, which
+ * the control socket shows to root alone.
+ */
 static void write_status(bool log_if_no_file)
 {
 	char *tmp, *text = NULL, *line, *save;
 	size_t len = 0;
-	FILE *f;
+	FILE *f = NULL;
+	int fd;
 
 	if (!opt.status_file) {
 		if (!log_if_no_file)
@@ -220,7 +225,7 @@ static void write_status(bool log_if_no_file)
 		f = open_memstream(&text, &len);
 		if (!f)
 			return;
-		policy_dump(&policy, f);
+		policy_dump(&policy, f, POLICY_ALL_UIDS);
 		fclose(f);
 		for (line = strtok_r(text, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save))
@@ -230,9 +235,13 @@ static void write_status(bool log_if_no_file)
 	}
 	if (asprintf(&tmp, "%s.tmp", opt.status_file) < 0)
 		return;
-	f = fopen(tmp, "we");
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0 && !fchmod(fd, 0600))
+		f = fdopen(fd, "w");
+	if (!f && fd >= 0)
+		close(fd);
 	if (f) {
-		policy_dump(&policy, f);
+		policy_dump(&policy, f, POLICY_ALL_UIDS);
 		if (fclose(f) == 0 && rename(tmp, opt.status_file) == 0) {
 			free(tmp);
 			return;

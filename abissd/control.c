@@ -112,17 +112,30 @@ size_t control_pollfds(struct pollfd *pfd)
 }
 
 /*
- * All slots taken: drop the client quiet for longest, if it has been for
- * IDLE_NS, so that clients that connect and say nothing cannot lock the
- * others out.  Returns whether a slot is free.
+ * All slots taken and @new connects: drop the client quiet for longest, if
+ * it has been for IDLE_NS, so that clients that connect and say nothing
+ * cannot lock the others out.  For root, drop the least recently active
+ * client of another uid however busy it is: no user can lock root out.
+ * Returns whether a slot is free.
  */
-static bool drop_idle(void)
+static bool make_room(const struct ucred *new)
 {
-	size_t i, oldest = 0;
+	size_t i, oldest = 0, other = nclients;
 
-	for (i = 1; i < nclients; i++)
+	for (i = 0; i < nclients; i++) {
 		if (clients[i].active < clients[oldest].active)
 			oldest = i;
+		if (clients[i].cred.uid != 0 &&
+		    (other == nclients || clients[i].active < clients[other].active))
+			other = i;
+	}
+	if (new->uid == 0 && other < nclients) {
+		logmsg(LOG_WARNING, "control socket: client pid %d uid %d closed for root's pid %d",
+		       (int)clients[other].cred.pid, (int)clients[other].cred.uid,
+		       (int)new->pid);
+		drop(other);
+		return true;
+	}
 	if (now_ns() - clients[oldest].active < IDLE_NS)
 		return false;
 	logmsg(LOG_WARNING, "control socket: client pid %d uid %d idle: closed for a new one",
@@ -134,6 +147,7 @@ static bool drop_idle(void)
 static void accept_client(void)
 {
 	socklen_t len = sizeof(struct ucred);
+	struct ucred cred;
 	struct client *c;
 	int fd;
 
@@ -143,22 +157,22 @@ static void accept_client(void)
 			logmsg(LOG_WARNING, "control socket: accept: %m");
 		return;
 	}
-	if (nclients == CONTROL_MAX_CLIENTS && !drop_idle()) {
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		logmsg(LOG_WARNING, "control socket: SO_PEERCRED: %m");
+		close(fd);
+		return;
+	}
+	if (nclients == CONTROL_MAX_CLIENTS && !make_room(&cred)) {
 		logmsg(LOG_WARNING, "control socket: %d clients already: one more closed",
 		       CONTROL_MAX_CLIENTS);
 		close(fd);
 		return;
 	}
-	c = &clients[nclients];
+	c = &clients[nclients++];
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
+	c->cred = cred;
 	c->active = now_ns();
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len)) {
-		logmsg(LOG_WARNING, "control socket: SO_PEERCRED: %m");
-		close(fd);
-		return;
-	}
-	nclients++;
 }
 
 /*
@@ -262,7 +276,9 @@ static void request(FILE *out, const struct client *c, char *line)
 			fprintf(out, "version abissd %s\nok\n", ABISS_VERSION);
 	} else if (!strcmp(word[0], "status")) {
 		if (allowed(out, c, n, 1, false, "status")) {
-			policy_dump(&policy, out);
+			/* Other users' streams are root's business only. */
+			policy_dump(&policy, out,
+				    c->cred.uid == 0 ? POLICY_ALL_UIDS : c->cred.uid);
 			fputs("ok\n", out);
 		}
 	} else if (!strcmp(word[0], "stop")) {

@@ -600,7 +600,7 @@ static void dump_device(const struct policy *p, FILE *f, uint64_t dev)
 		(unsigned long long)(d ? d->reserved : 0), d ? d->streams : 0);
 }
 
-void policy_dump(const struct policy *p, FILE *f)
+void policy_dump(const struct policy *p, FILE *f, uint32_t uid)
 {
 	const struct stream *s;
 	size_t i;
@@ -613,6 +613,8 @@ void policy_dump(const struct policy *p, FILE *f)
 			dump_device(p, f, p->devs[i].dev);
 	for (i = 0; i < p->nstreams; i++) {
 		s = &p->streams[i];
+		if (uid != POLICY_ALL_UIDS && s->uid != uid)
+			continue;
 		fprintf(f, "stream %llu pid %u uid %u gid %u dev %u:%u ino %llu rate %llu "
 			"buffer %llu\n", (unsigned long long)s->id, s->pid, s->uid, s->gid,
 			major(s->dev), minor(s->dev), (unsigned long long)s->ino,

@@ -125,10 +125,14 @@ const struct stream *policy_find(const struct policy *p, uint64_t id);
 /* Release a stream's reservation.  Returns -1 if the id is unknown. */
 int policy_release(struct policy *p, uint64_t id, struct stream *gone);
 
+/* policy_dump()'s @uid for the streams of every user. */
+#define POLICY_ALL_UIDS	UINT32_MAX
+
 /*
  * The 'device' then 'stream' lines of the control socket's status command
- * (Documentation/abissd-control.rst), also the status file's.
+ * (Documentation/abissd-control.rst), also the status file's: the streams
+ * of @uid only, or of everyone with POLICY_ALL_UIDS.
  */
-void policy_dump(const struct policy *p, FILE *f);
+void policy_dump(const struct policy *p, FILE *f, uint32_t uid);
 
 #endif /* ABISSD_POLICY_H */
