@@ -45,6 +45,12 @@
 
 /* Room for any record the kernel may send: it never exceeds a page. */
 #define MSG_BUF_SIZE	4096
+/*
+ * Most fds of the asker looked at for the path of a stream's file, for the
+ * log only: the asker decides how many it has.  A count, not a time, so
+ * that what is logged does not depend on the machine's speed.
+ */
+#define NAME_MAX_FDS	4096
 
 static struct {
 	const char *device;
@@ -344,34 +350,99 @@ static void msg_to_stream(const struct abiss_msg *m, struct stream *s)
 }
 
 /*
- * The path of the file @s reads, if process @s->pid still has it open:
- * the link in /proc/PID/fd whose target has the stream's device and inode.
+ * The device of mount @mnt_id in /proc/@pid/mountinfo (its third field,
+ * the st_dev of the file system), or 0.
+ */
+static uint64_t dev_of_mount(uint32_t pid, unsigned int mnt_id)
+{
+	unsigned int id, maj, min;
+	uint64_t dev = 0;
+	char path[32], *line = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/mountinfo", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!dev && getline(&line, &len, f) > 0)
+		if (sscanf(line, "%u %*u %u:%u", &id, &maj, &min) == 3 && id == mnt_id)
+			dev = makedev(maj, min);
+	free(line);
+	fclose(f);
+	return dev;
+}
+
+/*
+ * Is the file of fd @name in /proc/PID/fdinfo (@fdinfo) inode @s->ino on
+ * device @s->dev?  The 'ino:' and 'mnt_id:' lines, then the mount's device.
+ */
+static bool fd_is_file_of(int fdinfo, const char *name, const struct stream *s)
+{
+	unsigned long long ino = 0;
+	unsigned int mnt_id = 0;
+	bool have_ino = false, have_mnt = false;
+	char buf[512], *line, *save;
+	ssize_t n;
+	int fd;
+
+	fd = openat(fdinfo, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* procfs's own lines come first: a driver's that follow are not read. */
+	for (line = strtok_r(buf, "\n", &save); line && !(have_ino && have_mnt);
+	     line = strtok_r(NULL, "\n", &save)) {
+		have_ino = have_ino || sscanf(line, "ino: %llu", &ino) == 1;
+		have_mnt = have_mnt || sscanf(line, "mnt_id: %u", &mnt_id) == 1;
+	}
+	return have_ino && have_mnt && ino == s->ino && dev_of_mount(s->pid, mnt_id) == s->dev;
+}
+
+/*
+ * The path of the file @s reads, if process @s->pid still has it open, for
+ * the log.  The asker owns that file and may have put it on its own FUSE
+ * mount (or a hung NFS one) where a stat() of it never returns: so the file
+ * is never touched.  readlink() of /proc/PID/fd/N and reading
+ * /proc/PID/fdinfo/N (its 'ino:' and 'mnt_id:' lines) and
+ * /proc/PID/mountinfo are answered by procfs from the kernel's own
+ * structures (fs/proc/fd.c, fs/proc/base.c: proc_fd_link(), d_path()),
+ * without calling into the file's file system.  Only fds whose link is a
+ * path are looked at: the others (sockets, pipes, epoll, io_uring, ...)
+ * are no stream's, and some of their fdinfo waits on a lock the process
+ * may hold.  Gives up after NAME_MAX_FDS fds.
  */
 static bool path_of(const struct stream *s, char *path, size_t len)
 {
-	char fd_dir[32], link[64];
+	unsigned int seen = 0;
+	char fd_dir[32], fdinfo_dir[40];
 	struct dirent *e;
-	struct stat st;
 	bool found = false;
+	int fdinfo;
 	ssize_t n;
 	DIR *d;
 
 	snprintf(fd_dir, sizeof(fd_dir), "/proc/%u/fd", s->pid);
+	snprintf(fdinfo_dir, sizeof(fdinfo_dir), "/proc/%u/fdinfo", s->pid);
 	d = opendir(fd_dir);
 	if (!d)
 		return false;
-	while (!found && (e = readdir(d))) {
+	fdinfo = open(fdinfo_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (fdinfo >= 0 && !found && seen++ < NAME_MAX_FDS && (e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(link, sizeof(link), "%s/%.16s", fd_dir, e->d_name);
-		if (stat(link, &st) || st.st_dev != s->dev || st.st_ino != s->ino)
+		n = readlinkat(dirfd(d), e->d_name, path, len - 1);
+		if (n <= 0 || path[0] != '/')
 			continue;
-		n = readlink(link, path, len - 1);
-		if (n > 0) {
-			path[n] = '\0';
-			found = true;
-		}
+		path[n] = '\0';
+		found = fd_is_file_of(fdinfo, e->d_name, s);
 	}
+	if (fdinfo >= 0)
+		close(fdinfo);
 	closedir(d);
 	return found;
 }
