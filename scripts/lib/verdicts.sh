@@ -3,10 +3,12 @@
 #
 # Verdicts of check stages, kept by the hash of their inputs: a stage that
 # passed with exactly the same inputs is not run again, its verdicts are
-# repeated.  Sourced by scripts/check (and its self-test).  The caller sets
+# repeated.  Sourced by scripts/check (and its self-test), after
+# scripts/lib/tally.sh, which counts the verdicts.  The caller sets
 # $verdict_dir (where they are kept), $fresh (non-empty: run everything)
-# and $log (a stage's stderr), and defines count, which folds 'ok'/'not ok'
-# lines read from stdin into its totals.
+# and $log (where a stage's stderr and its lines that are no verdict go).
+# A stage is a child with verdicts (tally_fold): one that exits non-zero,
+# prints none or stops before its plan fails.
 
 # inputs FILE|DIR...: one hash of the names and contents of the files.
 inputs() {
@@ -14,8 +16,13 @@ inputs() {
 		cut -c1-64
 }
 
-# How each stage started (repeat, fg, bg), its inputs, its background pid.
-declare -A stage_how stage_key stage_pid
+# How each stage started (repeat, fg, bg), its inputs, its background pid,
+# its exit status (fg).
+declare -A stage_how stage_key stage_pid stage_rc
+
+# What judged the verdicts kept: part of every key, so that verdicts kept
+# under other rules are not repeated.
+verdict_rules=$(inputs "${BASH_SOURCE[0]}" "$(dirname "${BASH_SOURCE[0]}")/tally.sh")
 
 # stage_start fg|bg NAME KEY CMD...: run CMD (fg), or start it in the
 # background at the lowest CPU priority and a low I/O priority (bg:
@@ -27,8 +34,10 @@ stage_start() {
 	local how=$1 name=$2 key=$3 f=$verdict_dir/$2
 	shift 3
 	mkdir -p "$verdict_dir"
+	[ -n "$key" ] && key="$key $verdict_rules"
 	stage_key[$name]=$key
-	if [ -z "$fresh" ] && [ -n "$key" ] && [ -f "$f.key" ] && [ "$(cat "$f.key")" = "$key" ]; then
+	if [ -z "$fresh" ] && [ -n "$key" ] && [ -f "$f.key" ] && [ -f "$f.out" ] &&
+		[ "$(cat "$f.key")" = "$key" ]; then
 		stage_how[$name]=repeat
 		return
 	fi
@@ -36,28 +45,32 @@ stage_start() {
 	stage_how[$name]=$how
 	if [ "$how" = bg ]; then
 		# A process group of its own, for stages_stop.
-		nice -n 19 chrt --idle 0 ionice -c 2 -n 7 setsid "$@" > "$f.out" 2>> "$log" &
+		nice -n 19 chrt --idle 0 ionice -c 2 -n 7 setsid "$@" > "$f.out" 2> "$f.err" &
 		stage_pid[$name]=$!
 	else
-		"$@" > "$f.out" 2>> "$log"
+		"$@" > "$f.out" 2> "$f.err"
+		stage_rc[$name]=$?
 	fi
 }
 
 # stage_finish NAME: wait for the stage if it runs in the background, fold
 # in its verdicts, and keep its inputs if it passed.
 stage_finish() {
-	local name=$1 f=$verdict_dir/$1
+	local name=$1 f=$verdict_dir/$1 rc
 	case "${stage_how[$name]}" in
 	repeat)
 		echo "# $name: inputs unchanged since it passed on $(date -r "$f.key" '+%F %T');" \
 			"its verdicts again (--fresh runs it)"
-		count < "$f.out"
+		tally_fold "$name" 0 /dev/null < "$f.out" 2>> "$log"
 		return ;;
 	bg)
-		wait "${stage_pid[$name]}" ;;
+		wait "${stage_pid[$name]}"
+		rc=$? ;;
+	*)
+		rc=${stage_rc[$name]} ;;
 	esac
-	count < "$f.out"
-	if [ -n "${stage_key[$name]}" ] && grep -q '^ok ' "$f.out" && ! grep -q '^not ok ' "$f.out"; then
+	cat "$f.err" >> "$log"
+	if tally_fold "$name" "$rc" "$f.err" < "$f.out" 2>> "$log" && [ -n "${stage_key[$name]}" ]; then
 		echo "${stage_key[$name]}" > "$f.key"
 	fi
 }
