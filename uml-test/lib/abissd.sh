@@ -10,17 +10,15 @@ ABISSD_PID=
 trap 'abissd_stop' EXIT
 
 # abissd_run: abissd on $ABISSD_CONF in the background, $ABISSD_PID; waits
-# for its control socket to answer.
+# for its control socket to answer (at most 10 s).
 abissd_run() {
 	abissd -F -c "$ABISSD_CONF" -p /tmp/abissd.pid -s "$ABISSD_STATUS" \
 		-S "$ABISSD_SOCKET" > /dev/null 2>> "$ABISSD_LOG" < /dev/null &
 	ABISSD_PID=$!
-	for _i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-		ask version 2> /dev/null | grep -q '^ok$' && return 0
-		sleep 0.1
-	done
-	return 1
+	await 10 abissd_answers
 }
+
+abissd_answers() { ask version 2> /dev/null | grep -q '^ok$'; }
 
 # ctl [UID]: send stdin's requests to abissd (as UID), print the answers.
 ctl() {
@@ -41,6 +39,13 @@ stream_ids() {
 
 # streams_of UID: how many streams of UID abissd accounts.
 streams_of() { stream_ids "$1" | wc -l; }
+
+# streams_are N UID...: abissd accounts N streams to each UID (for await).
+streams_are() {
+	_want=$1
+	shift
+	for _u; do [ "$(streams_of "$_u")" = "$_want" ] || return 1; done
+}
 
 # refused ERRNO-TEXT UID RATE FILE: rdrt as UID is refused with that text.
 refused() {

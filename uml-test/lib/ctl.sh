@@ -17,36 +17,32 @@ ctl_setup() {
 }
 
 # ctl_setup_socket CONFIG: the same, abissd with CONFIG and its control
-# socket at $CTL_SOCK; returns once the socket is there (or after 3 s, 1).
+# socket at $CTL_SOCK; returns once the socket is there (or after 10 s, 1).
 ctl_setup_socket() {
 	mount_fs vfat "$FAT_DEV" "$CTL_MNT" && mkdir -p "$CTL_DIR" || return 1
 	abissd -F -C 20M -c "$1" -p /tmp/abissd.pid --socket "$CTL_SOCK" \
 		> /dev/null 2> /tmp/abissd.log < /dev/null &
 	ABISSD_PID=$!
-	for _i in $(seq 30); do
-		[ -S "$CTL_SOCK" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	await 10 test -S "$CTL_SOCK"
 }
 
 # ctl_streams N RATE BUFFER: N streams at RATE with BUFFER, each on its own
-# 16 MiB file s1..sN, for up to 30 s; returns once debugfs says all N are
-# active (1), or after 5 s (0).
+# 16 MiB file s1..sN, until ctl_stop_streams (a rate low enough that the
+# file outlasts the test); returns once debugfs says all N are active (0),
+# or after 30 s (1).
 ctl_streams() {
 	for _i in $(seq "$1"); do
 		rdrt --create 16M --seed "$_i" "$CTL_DIR/s$_i" > /dev/null || return 1
 	done
 	for _i in $(seq "$1"); do
-		rdrt -a -r "$2" -b "$3" -t 30 "$CTL_DIR/s$_i" > "/tmp/ctl$_i.out" 2>&1 &
+		rdrt -a -r "$2" -b "$3" "$CTL_DIR/s$_i" > "/tmp/ctl$_i.out" 2>&1 &
 		CTL_PIDS="$CTL_PIDS $!"
 	done
-	for _i in $(seq 50); do
-		[ "$(grep -c ' active [0-9]*$' "$DEBUGFS/streams")" = "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	await 30 ctl_active "$1"
 }
+
+# ctl_active N: debugfs lists N active streams.
+ctl_active() { [ "$(grep -c ' active [0-9]*$' "$DEBUGFS/streams")" = "$1" ]; }
 
 # ctl_stop_streams: end the readers (their close ends the streams).
 ctl_stop_streams() {

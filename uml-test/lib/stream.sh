@@ -5,16 +5,13 @@
 ABISSD_STATUS=/tmp/abissd.status
 ABISSD_SOCKET=/tmp/abissd.sock
 
-# abissd_start CAPACITY: abissd in the background, reservations in a file.
+# abissd_start CAPACITY: abissd in the background, reservations in a file;
+# returns once the file is there (or after 10 s, 1).
 abissd_start() {
 	abissd -F -C "$1" -p /tmp/abissd.pid -s "$ABISSD_STATUS" -S "$ABISSD_SOCKET" \
 		> /dev/null 2> /tmp/abissd.log < /dev/null &
 	ABISSD_PID=$!
-	for _i in 1 2 3 4 5 6 7 8 9 10; do
-		[ -e "$ABISSD_STATUS" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	await 10 test -e "$ABISSD_STATUS"
 }
 
 abissd_stop() {
@@ -22,12 +19,20 @@ abissd_stop() {
 	wait "$ABISSD_PID" 2> /dev/null
 }
 
-# abissd_reserved: the sum of reserved rates abissd reports, all devices.
+# abissd_reserved [WANT]: the sum of reserved rates abissd reports on its
+# control socket, all devices; with WANT, once it is WANT (or after 10 s):
+# the kernel tells abissd of a stream's end in its own time.
 abissd_reserved() {
-	kill -USR1 "$ABISSD_PID"
-	sleep 0.2
-	awk '$1 == "device" { for (i = 2; i < NF; i++) if ($i == "reserved") r += $(i + 1) }
-		END { print r + 0 }' "$ABISSD_STATUS"
+	_n=0
+	while :; do
+		_r=$(echo status | ctlclient "$ABISSD_SOCKET" | awk '$1 == "device" {
+			for (i = 2; i < NF; i++) if ($i == "reserved") r += $(i + 1) }
+			END { print r + 0 }')
+		[ -z "${1:-}" ] || [ "$_r" = "$1" ] || [ $_n -ge 100 ] && break
+		_n=$((_n + 1))
+		sleep 0.1
+	done
+	echo "$_r"
 }
 
 LOAD_PIDS=
@@ -86,6 +91,30 @@ check_stream() {
 		"$(json_field "$2" refills) refills"
 }
 
+# stream_of PID FIELD: a column of the stream that PID reads, from debugfs
+# (Documentation/filesystems/abiss.rst: 9 delivered, 10 misses, 13 state).
+stream_of() {
+	awk -v p="$1" -v f="$2" '$2 == p { print $f }' /sys/kernel/debug/abiss/streams
+}
+
+# stream_stop NAME PID: a reader (rdrt -a -v) that the test runs until
+# it has done its checks, its file long enough to outlast them, still
+# reads (no read error, its data as written so far: -v ends it at the
+# first wrong byte) in an active stream that has missed nothing; then it
+# is stopped (2 tests).
+stream_stop() {
+	if kill -0 "$2" 2> /dev/null && [ "$(stream_of "$2" 13)" = active ] &&
+		[ "$(stream_of "$2" 9)" -gt 0 ]; then
+		pass "$1: still streaming when stopped, data as written"
+	else
+		fail "$1: still streaming when stopped, data as written"
+		diag "$(cat /sys/kernel/debug/abiss/streams)"
+	fi
+	is "$(stream_of "$2" 10)" 0 "$1: no read missed the playout buffer"
+	kill "$2"
+	wait "$2" 2> /dev/null
+}
+
 # stream_under_load TYPE DEV: the must-show of the core: a 2 MB/s stream
 # in 64 KiB reads over a 64 MiB file, by read() and by mmap, with 8 MiB
 # (4 s) of playout buffer, run at real-time CPU priority, beside 8
@@ -119,7 +148,7 @@ stream_under_load() {
 		check_stream "mmap beside 8 greedy $load" "$(cat /tmp/s2.json)" $rc2
 		[ $rc1 = 0 ] && [ $rc2 = 0 ] || diag "$(cat /tmp/s1.err /tmp/s2.err)"
 	done
-	is "$(abissd_reserved)" 0 "abissd released both reservations"
+	is "$(abissd_reserved 0)" 0 "abissd released both reservations"
 	abissd_stop
 	umount "$mnt"
 }

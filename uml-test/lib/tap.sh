@@ -39,6 +39,19 @@ is() {
 	fi
 }
 
+# await SECONDS COMMAND [ARG...]: wait until the command succeeds, for a
+# state that a daemon or the kernel reaches in its own time; 1 if it has
+# not after SECONDS (a bound only for when it never comes).
+await() {
+	_w=$(($1 * 10))
+	shift
+	until "$@"; do
+		[ $_w -gt 0 ] || return 1
+		_w=$((_w - 1))
+		sleep 0.1
+	done
+}
+
 # skip_rest REASON: report every test still in the plan as skipped.
 skip_rest() {
 	while [ "$_tap_n" -lt "$1" ]; do

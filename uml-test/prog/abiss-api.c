@@ -129,12 +129,15 @@ static void daemon_stop(struct daemon *d)
 	close(d->fd);
 }
 
-/* Wait up to a second for a daemon counter to reach a value. */
+/*
+ * Wait for a daemon counter to reach a value: the kernel tells the daemon
+ * in its own time.  Ten seconds at most, a bound only for when it never does.
+ */
 static int wait_for(volatile int *counter, int value)
 {
 	int i;
 
-	for (i = 0; i < 100 && *counter < value; i++)
+	for (i = 0; i < 1000 && *counter < value; i++)
 		usleep(10000);
 	return *counter >= value;
 }

@@ -66,7 +66,7 @@ is "$RC" 0 "pv under abiss-run exits 0"
 streamed "pv"
 is "$(sum_of /tmp/pv.out)" "$want" "pv's output is the file, byte for byte"
 is "$(cat /tmp/pv.err)" "" "pv: nothing on stderr without --verbose"
-is "$(abissd_reserved)" 0 "abissd got every reservation back"
+is "$(abissd_reserved 0)" 0 "abissd got every reservation back"
 
 # --- a file that does not match --match: no stream -------------------------
 watch_run nomatch abiss-run --rate 2M --match '*.mp3' --verbose -- pv -q -L 4M "$file"

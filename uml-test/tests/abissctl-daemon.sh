@@ -17,7 +17,7 @@ echo "# abissctl test: every device 20 MB/s" > "$conf"
 # Not through check: abissd must stay in this shell.
 if ctl_setup_socket "$conf"; then pass "abissd listens on its control socket"; else
 	fail "abissd listens on its control socket"; diag "$(cat /tmp/abissd.log)"; bail "no socket"; fi
-if ctl_streams 2 1M 4M; then pass "two streams run"; else
+if ctl_streams 2 200k 1M; then pass "two streams run"; else
 	fail "two streams run"; diag "$(cat "$DEBUGFS/streams" /tmp/ctl*.out)"; fi
 id1=$(ctl_id 1)
 id2=$(ctl_id 2)
@@ -26,21 +26,21 @@ id2=$(ctl_id 2)
 out=$(ctl status 2>&1)
 is "$?" 0 "abissctl status exits 0"
 echo "$out" | sed 's/^/#   /'
-re='^98:0 \(ubda\) +20\.0 MB/s +[0-9]+% .* 2\.0 MB/s +[0-9.]+ [kMG]?B/s +2$'
+re='^98:0 \(ubda\) +20\.0 MB/s +[0-9]+% .* 400\.0 kB/s +[0-9.]+ [kMG]?B/s +2$'
 if echo "$out" | grep -qE "$re"; then
-	pass "the FAT disk: 20 MB/s, 2 MB/s reserved, 2 streams"
+	pass "the FAT disk: 20 MB/s, 400 kB/s reserved, 2 streams"
 else
-	fail "the FAT disk: 20 MB/s, 2 MB/s reserved, 2 streams"
+	fail "the FAT disk: 20 MB/s, 400 kB/s reserved, 2 streams"
 fi
 for i in 1 2; do
-	re="^ *$(ctl_id $i) +$(ctl_pid $i) +rdrt +1\.0 MB/s +4\.0 MiB +[0-9.]+ [KMG]?i?B [0-9]+%"
+	re="^ *$(ctl_id $i) +$(ctl_pid $i) +rdrt +200\.0 kB/s +1\.0 MiB +[0-9.]+ [KMG]?i?B [0-9]+%"
 	re="$re .* active +$CTL_DIR/s$i\$"
 	if echo "$out" | grep -qE "$re"; then pass "s$i: listed with its fill level and file"
 	else fail "s$i: listed with its fill level and file"; fi
 done
 # -n -b: DEVICE CAPACITY CEILING LIMIT RESERVED FREE STREAMS, free = limit - reserved.
 dev=$(ctl -n -b status | awk '$1 == "98:0" { print $2, $5, $7, ($4 - $5 == $6) }')
-is "$dev" "20000000 2000000 2 1" \
+is "$dev" "20000000 400000 2 1" \
 	"-n -b: capacity, reserved, streams in numbers; free = limit - reserved"
 msg="cannot connect to '/run/abiss/abissd.sock': No such file or directory"
 is "$(abissctl status 2>&1)" "abissctl: $msg (is abissd running?)" \
@@ -64,11 +64,9 @@ is "$?:$(echo "$out" | grep -c '^abissctl: stop 999999: .*(ENOENT)$')" "1:1" \
 is "$(grep -c " active [0-9]*$" "$DEBUGFS/streams")" 2 "both streams still run"
 out=$(ctl stop "$id1" 2>&1)
 is "$?:$out" "0:" "stop by root: exit 0, nothing printed"
-for i in $(seq 30); do
-	[ "$(ctl -n -b status | awk '$1 == "98:0" { print $5 }')" = 1000000 ] && break
-	sleep 0.1
-done
-is "$(ctl -n -b status | awk '$1 == "98:0" { print $5, $7 }')" "1000000 1" \
+reserved_is() { [ "$(ctl -n -b status | awk '$1 == "98:0" { print $5 }')" = "$1" ]; }
+await 10 reserved_is 200000
+is "$(ctl -n -b status | awk '$1 == "98:0" { print $5, $7 }')" "200000 1" \
 	"its reservation is released"
 is "$(awk -v i="$id1" '$1 == i { print $NF }' "$DEBUGFS/streams")" 6 \
 	"the kernel ended it as stopped by abissd (ABISS_END_ADMIN)"

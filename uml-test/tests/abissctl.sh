@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# abissctl streams on the real kernel: three live 1 MB/s streams, each
+# abissctl streams on the real kernel: three live 200 kB/s streams, each
 # listed with its pid, command, file, rate, buffer and state; the numbers
 # with -n -b match debugfs; none once the readers are gone.
 . /abiss/uml-test/lib/tap.sh
@@ -10,14 +10,14 @@ ctl_help abissctl "abissctl [options] [status]"
 # Not through check: abissd must stay in this shell.
 if ctl_setup; then pass "FAT mounted, abissd runs"; else
 	fail "FAT mounted, abissd runs"; bail "no abissd"; fi
-if ctl_streams 3 1M 4M; then pass "three streams run"; else
+if ctl_streams 3 200k 1M; then pass "three streams run"; else
 	fail "three streams run"; diag "$(cat "$DEBUGFS/streams" /tmp/ctl*.out)"; fi
 
 out=$(abissctl streams 2>&1)
 is "$?" 0 "abissctl streams exits 0"
 is "$(echo "$out" | sed 1d | wc -l)" 3 "it lists three streams"
 for i in 1 2 3; do
-	re="^ *$(ctl_id $i) +$(ctl_pid $i) +rdrt +1\.0 MB/s +4\.0 MiB .* active +$CTL_DIR/s$i\$"
+	re="^ *$(ctl_id $i) +$(ctl_pid $i) +rdrt +200\.0 kB/s +1\.0 MiB .* active +$CTL_DIR/s$i\$"
 	if echo "$out" | grep -qE "$re"; then pass "s$i: id, pid, command, rate, buffer, state, file"
 	else fail "s$i: id, pid, command, rate, buffer, state, file"; diag "$out"; fi
 done
@@ -27,7 +27,7 @@ out=$(abissctl -n -b list 2>&1)
 is "$?" 0 "abissctl -n -b list exits 0"
 for i in 1 2 3; do
 	ino=$(stat -c %i "$CTL_DIR/s$i")
-	re="^ *$(ctl_id $i) +$(ctl_pid $i) +1000000 +4194304 .* active +98:0:$ino\$"
+	re="^ *$(ctl_id $i) +$(ctl_pid $i) +200000 +1048576 .* active +98:0:$ino\$"
 	if echo "$out" | grep -qE "$re"; then pass "s$i with -n -b: numbers, file as dev:ino"
 	else fail "s$i with -n -b: numbers, file as dev:ino"; diag "$out"; fi
 done

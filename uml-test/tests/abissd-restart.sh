@@ -5,7 +5,7 @@
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/abissd.sh
 
-plan 14
+plan 13
 mnt=/mnt/ext3
 dir=$mnt/restart
 check "mount $EXT3_DEV as ext3" mount_fs ext3 "$EXT3_DEV" "$mnt" || bail "cannot mount"
@@ -20,10 +20,11 @@ user 1000 streams 1
 CONF
 if abissd_run; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
-# 16 MiB at 2 MB/s: 8 s, with 4 s of buffer.
-asuser 1000 1000 rdrt -a -r 2M -s 64k -b 8M -v -S 5 -j "$dir/s" > /tmp/r.json 2> /tmp/r.err &
+# A stream that runs until the test stops it (16 MiB at 200 kB/s: 84 s),
+# with 5 s of buffer.
+asuser 1000 1000 rdrt -a -r 200k -s 64k -b 1M -v -S 5 "$dir/s" 2> /tmp/r.err &
 p=$!
-sleep 1.5
+await 10 streams_are 1 1000
 id=$(stream_ids 1000)
 [ -n "$id" ] && pass "the stream is admitted (id $id)" || fail "the stream is admitted"
 kill -9 "$ABISSD_PID"
@@ -35,14 +36,14 @@ grep -q "^$id .* active 0$" /sys/kernel/debug/abiss/streams &&
 
 if abissd_run; then pass "abissd starts again over the stale socket"; else
 	fail "abissd starts again over the stale socket"; diag "$(tail -n 3 "$ABISSD_LOG")"; fi
+await 10 streams_are 1 1000
 is "$(stream_ids 1000)" "$id" "status shows the stream, rebuilt from the kernel"
-is "$(abissd_reserved)" 2000000 "the device's reservation is rebuilt"
-grep -q "stream $id (pid $p uid 1000 gid 1000, file [0-9:]* '$dir/s', rate 2000000 B/s, buffer 8388608): admitted before this abissd started: accounted" \
+is "$(abissd_reserved 200000)" 200000 "the device's reservation is rebuilt"
+grep -q "stream $id (pid $p uid 1000 gid 1000, file [0-9:]* '$dir/s', rate 200000 B/s, buffer 1048576): admitted before this abissd started: accounted" \
 	"$ABISSD_LOG" && pass "the log says so" || { fail "the log says so"; diag "$(tail -n 3 "$ABISSD_LOG")"; }
 check "the user's accounting is rebuilt: a second stream is over its limit" \
 	refused "Disk quota exceeded" 1000 1M "$dir/t"
-wait $p
-check_stream "the stream across the restart" "$(cat /tmp/r.json)" $?
-is "$(abissd_reserved)" 0 "the new abissd releases it at its end"
+stream_stop "the stream across the restart" $p
+is "$(abissd_reserved 0)" 0 "the new abissd releases it at its end"
 abissd_stop
 done_testing

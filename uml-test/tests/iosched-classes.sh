@@ -70,13 +70,30 @@ rd nice0 1
 [ "$(level_dispatched 4)" -gt "$l4" ] && pass "a nice 0 task without I/O class is level 4" ||
 	fail "a nice 0 task without I/O class is level 4"
 
-# greedy SECONDS: two best-effort readers, 32 requests each, in the background.
+# greedy: two best-effort readers, 32 requests each, in the
+# background until load_stop: the looks below are taken while they run,
+# however long the guest takes to get there.
+load_pids=
 greedy() {
 	for j in 1 2; do
 		fio --thread --output=/tmp/greedy$j.out --name=greedy$j --filename=/dev/$dev \
 			--direct=1 --ioengine=libaio --iodepth=32 --rw=randread --bs=4k \
-			--time_based --runtime="$1" > /dev/null 2>&1 &
+			--time_based --runtime=3600 > /dev/null 2>&1 &
+		load_pids="$load_pids $!"
 	done
+}
+# rt_reader: a real-time reader in the background until load_stop.
+rt_reader() {
+	fio --thread --output=/tmp/rtbound.out --name=rtbound --filename=/dev/$dev \
+		--direct=1 --ioengine=psync --rw=randread --bs=4k \
+		--time_based --runtime=3600 --prioclass=1 > /dev/null 2>&1 &
+	load_pids="$load_pids $!"
+}
+# load_stop: the readers told to stop (fio ends its jobs on SIGINT).
+load_stop() {
+	kill -INT $load_pids 2> /dev/null
+	wait $load_pids
+	load_pids=
 }
 # started N: wait (up to 30 s) until class N (1 rt, 2 be) dispatches more
 # requests: fio takes its time to start in a loaded guest.
@@ -87,13 +104,14 @@ started() {
 		_t=$((_t + 1))
 	done
 }
-# sample [PID]: up to 50 looks at debugfs (fewer if PID ends first), the
-# highest non-RT in flight and BE queued counts in maxin and maxq, how often
-# throttled and bounded were 1 in thr and bnd, the looks taken in i.
+# over_bound: more non-RT requests in flight than be_max_inflight (2).
+over_bound() { [ $(($(field inflight 2) + $(field inflight 3))) -gt 2 ]; }
+# sample: 50 looks at debugfs, the highest non-RT in flight and BE queued
+# counts in maxin and maxq, how often throttled and bounded were 1 in thr
+# and bnd, the looks taken in i.
 sample() {
 	maxin=0 maxq=0 thr=0 bnd=0 i=0
 	while [ $i -lt 50 ]; do
-		[ -n "${1:-}" ] && ! kill -0 "$1" 2> /dev/null && break
 		n=$(($(field inflight 2) + $(field inflight 3)))
 		q=$(field queued 2)
 		[ "$n" -gt $maxin ] && maxin=$n
@@ -109,11 +127,11 @@ check "be_max_inflight set to 2, be_slow_latency to 0, be_read_expire to 1 ms" \
 	sh -c "echo 2 > $ios/be_max_inflight && echo 0 > $ios/be_slow_latency &&
 	echo 1 > $ios/be_read_expire"
 exp0=$(field expired 2)
-greedy 5
+greedy
 started 2
 sleep 1
 sample
-wait
+load_stop
 diag "non-RT in flight at most $maxin, queued at most $maxq, throttled seen $thr/50, bounded $bnd/50"
 [ $maxin -ge 1 ] && [ $maxin -le 2 ] && pass "non-RT requests in flight stay within be_max_inflight" ||
 	fail "non-RT requests in flight stay within be_max_inflight (saw $maxin)"
@@ -133,20 +151,23 @@ check "a second null_blk device made (20 ms completions), abiss, be_max_inflight
 	echo 1 > $nb2/power && echo abiss > /sys/block/nullb-slow/queue/scheduler &&
 	echo 2 > /sys/block/nullb-slow/queue/iosched/be_max_inflight"
 dev=nullb-slow dbg=/sys/kernel/debug/block/nullb-slow/sched
-greedy 5
+greedy
 started 2
 sample
-wait
+load_stop
 diag "slow device, no real-time I/O: non-RT in flight at most $maxin, bounded $bnd/50, be_latency $(cat $dbg/be_latency) us"
 [ $maxin -le 2 ] && [ $bnd = 50 ] &&
 	pass "on a device slower than be_slow_latency the bound holds without real-time I/O" ||
 	fail "on a device slower than be_slow_latency the bound holds without real-time I/O (saw $maxin, bounded $bnd/50)"
 check "be_slow_latency set to 60000" \
 	sh -c "echo 60000 > /sys/block/nullb-slow/queue/iosched/be_slow_latency"
-greedy 5
+greedy
 started 2
+# fio takes its time to reach its depth in a loaded guest: the looks start
+# once it has (a bound that holds fails the test after 30 s).
+await 30 over_bound
 sample
-wait
+load_stop
 diag "be_slow_latency 60000, no real-time I/O: non-RT in flight at most $maxin, bounded $bnd/50"
 [ $maxin -gt 2 ] && [ $bnd = 0 ] &&
 	pass "with no real-time I/O on a device faster than be_slow_latency, best-effort fills it" ||
@@ -160,12 +181,12 @@ dev=nullb-class dbg=/sys/kernel/debug/block/nullb-class/sched
 check "be_slow_latency set to 60000, rt_window to 60000, be_read_expire to 500" \
 	sh -c "echo 60000 > $ios/be_slow_latency && echo 60000 > $ios/rt_window &&
 	echo 500 > $ios/be_read_expire"
-greedy 8
-rd rtbound 6 --prioclass=1 & p1=$!
+greedy
+rt_reader
 started 1
 sleep 1
-sample $p1
-wait
+sample
+load_stop
 diag "real-time reader running: non-RT in flight at most $maxin, queued at most $maxq, bounded $bnd/$i"
 [ $i -gt 0 ] && [ $maxin -le 2 ] && [ $bnd = $i ] &&
 	pass "while a real-time reader runs, be_max_inflight holds" ||

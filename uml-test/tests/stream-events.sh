@@ -18,25 +18,30 @@ for i in 1 2 3; do rdrt --create 16M --seed "$i" "$dir/f$i" > /dev/null; done
 # streams_listed: how many streams debugfs lists.
 streams_listed() { tail -n +2 /sys/kernel/debug/abiss/streams | wc -l; }
 
-# stream_bg N: a 2 MB/s stream on f$N in the background, running when it returns.
+# listed N: debugfs lists N streams.
+listed() { [ "$(streams_listed)" = "$1" ]; }
+
+# stream_bg N: a 2 MB/s stream on f$N in the background (8 s), returns once
+# it is active: each event below comes within a second of that.
 stream_bg() {
 	rdrt -a -r 2M -s 64k -b 4M -S "$1" -v -j --status "$dir/f$1" \
 		> "/tmp/ev$1.json" 2> "/tmp/ev$1.err" &
 	RDRT_PID=$!
-	sleep 1.5
+	await 10 stream_active
 }
+stream_active() { [ "$(stream_of "$RDRT_PID" 13)" = active ]; }
 
 stream_bg 1
-is "$(abissd_reserved)" 2000000 "reserved while the stream runs"
+is "$(abissd_reserved 2000000)" 2000000 "reserved while the stream runs"
 kill -9 "$RDRT_PID"
 wait "$RDRT_PID" 2> /dev/null
-is "$(abissd_reserved)" 0 "kill -9 of the reader gives the reservation back"
+is "$(abissd_reserved 0)" 0 "kill -9 of the reader gives the reservation back"
+await 10 listed 0
 is "$(streams_listed)" 0 "and ABISS holds no stream"
 
 stream_bg 2
 truncate -s 0 "$dir/f2"
-sleep 0.5
-is "$(abissd_reserved)" 0 "a truncate to zero ends the stream"
+is "$(abissd_reserved 0)" 0 "a truncate to zero ends the stream"
 wait "$RDRT_PID"
 is "$?" 0 "the reader ends cleanly at the new end of file"
 grep -q "before stop: .* end_reason 3$" /tmp/ev2.err && pass "its status says ended (truncated)" ||
@@ -46,11 +51,10 @@ is "$(streams_listed)" 0 "the reader's close frees the stream"
 stream_bg 3
 if umount "$mnt" 2> /dev/null; then fail "umount refused while a stream reads"; else
 	pass "umount refused while a stream reads"; fi
-is "$(abissd_reserved)" 2000000 "the refused umount leaves the stream running"
+is "$(abissd_reserved 2000000)" 2000000 "the refused umount leaves the stream running"
 check "umount -l detaches the file system" umount -l "$mnt"
-sleep 1.5
-is "$(abissd_reserved)" 0 "the lazy umount ends the stream"
-grep -q " ended 4$" /sys/kernel/debug/abiss/streams && pass "debugfs says ended (unmounted)" ||
+is "$(abissd_reserved 0)" 0 "the lazy umount ends the stream"
+await 10 grep -q " ended 4$" /sys/kernel/debug/abiss/streams && pass "debugfs says ended (unmounted)" ||
 	fail "debugfs says ended (unmounted)"
 wait "$RDRT_PID"
 is "$?" 0 "the reader still reads its detached file to the end, data intact"
