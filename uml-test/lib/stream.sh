@@ -62,11 +62,23 @@ load_writers() {
 	done
 }
 
+# children_of PID: the pids of PID's children (busybox has no pkill).
+children_of() {
+	for _s in /proc/[0-9]*/stat; do
+		{ read -r _l < "$_s"; } 2> /dev/null || continue
+		_f=${_l##*) }
+		_f=${_f#* }
+		[ "${_f%% *}" = "$1" ] && echo "${_l%% *}"
+	done
+}
+
 load_stop() {
-	# The loops' children (cat, dd) go with them.
+	# The loops' children (cat, dd) go with them: each loop is stopped
+	# first, so it starts no new child once its children are known.
 	for p in $LOAD_PIDS; do
-		pkill -P "$p" 2> /dev/null
-		kill "$p" 2> /dev/null
+		kill -STOP "$p" 2> /dev/null || continue
+		kill $(children_of "$p") "$p" 2> /dev/null
+		kill -CONT "$p" 2> /dev/null
 	done
 	for p in $LOAD_PIDS; do
 		wait "$p" 2> /dev/null

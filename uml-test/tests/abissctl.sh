@@ -35,7 +35,7 @@ done
 # The fill level and counters of one reading of debugfs, shown right.
 ctl_snapshot /tmp/snap
 out=$(abissctl --debugfs /tmp/snap -n -b streams 2>&1)
-bad=$(echo "$out" | sed 1d | awk -v pg="$(getconf PAGESIZE 2> /dev/null || echo 4096)" '
+bad=$(echo "$out" | sed 1d | awk -v pg="$(awk '/^KernelPageSize:/ { print $2 * 1024; exit }' /proc/self/smaps)" '
 	FILENAME != "-" && FNR > 1 { held[$1] = $8 * pg; del[$1] = $9; miss[$1] = $10; buf[$1] = $6; next }
 	FILENAME == "-" {
 		want = held[$1] " " int(held[$1] * 100 / buf[$1]) "% " del[$1] " " miss[$1]
