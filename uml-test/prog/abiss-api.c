@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +331,23 @@ TEST_F(badargs, zero_rate)
 	struct abiss_start a = start_args();
 
 	a.rate = 0;
+	EXPECT_EQ(EINVAL, start(self->fd, &a));
+}
+
+/*
+ * Whatever abissd answers (this one accepts all), the kernel bounds the
+ * rate itself: rate * ABISS_REFILL_FRACTION must not wrap, nor divide by
+ * zero in the refill scheduling.
+ */
+TEST_F(badargs, rate_too_big)
+{
+	struct abiss_start a = start_args();
+
+	a.rate = (16ULL << 30) + 1;	/* above 16 GiB/s */
+	EXPECT_EQ(EINVAL, start(self->fd, &a));
+	a.rate = 1ULL << 62;		/* * 4 is 0 */
+	EXPECT_EQ(EINVAL, start(self->fd, &a));
+	a.rate = UINT64_MAX;
 	EXPECT_EQ(EINVAL, start(self->fd, &a));
 }
 
