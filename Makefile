@@ -173,7 +173,7 @@ check: deps
 # make check in a fresh debootstrap root (scripts/check-fresh): what .ci/run
 # does, so that nothing installed here by hand can hide a missing package.
 check-fresh:
-	@scripts/check-fresh -- $(if $(FRESH),FRESH=1) $(if $(T),T="$(T)")
+	@scripts/check-fresh $(if $(RUNS),--runs $(RUNS)) -- $(if $(FRESH),FRESH=1) $(if $(T),T="$(T)")
 
 uml-test: guest
 	@uml-test/run --kunit $(T)
