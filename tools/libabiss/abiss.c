@@ -78,6 +78,8 @@ const char *abiss_strerror(int errnum)
 		return "abissd did not answer";
 	case EBUSY:
 		return "a stream is already running on this file";
+	case ECANCELED:
+		return "the stream was stopped before it started";
 	case ENOTTY:
 		return "this file system does not support ABISS";
 	case EOPNOTSUPP:

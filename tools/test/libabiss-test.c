@@ -139,6 +139,7 @@ static void test_strings(void)
 		{ EPERM, "not allowed to stream" },
 		{ ETIMEDOUT, "abissd did not answer" },
 		{ EBUSY, "a stream is already running on this file" },
+		{ ECANCELED, "the stream was stopped before it started" },
 		{ ENOTTY, "this file system does not support ABISS" },
 		{ ENODATA, "no stream on this file" },
 		{ ENOENT, "No such file or directory" },	/* strerror's */

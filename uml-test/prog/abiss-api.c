@@ -70,7 +70,8 @@ static int start(int fd, struct abiss_start *a)
 
 /*
  * A stand-in for abissd: answers every request with @verdict and @error
- * (verdict 0: never answers), and counts what it reads.
+ * (verdict 0: never answers), and counts what it reads.  While @hold is
+ * set it keeps its answer to the last request (@last_id) back.
  */
 struct daemon {
 	int fd;
@@ -79,6 +80,8 @@ struct daemon {
 	pthread_t thread;
 	volatile int requests, ends, lives;
 	volatile unsigned int last_reason;
+	volatile __u64 last_id;
+	volatile int hold;
 	volatile int stop;
 };
 
@@ -87,9 +90,15 @@ static void *daemon_main(void *arg)
 	struct daemon *d = arg;
 	struct abiss_msg m;
 	struct pollfd p = { .fd = d->fd, .events = POLLIN };
+	struct abiss_reply held = { 0 };
 
 	while (!d->stop) {
-		if (poll(&p, 1, 50) <= 0)
+		if (held.size && !d->hold) {
+			if (write(d->fd, &held, sizeof(held)) != sizeof(held))
+				perror("abiss-api: held reply");
+			held.size = 0;
+		}
+		if (poll(&p, 1, 10) <= 0)
 			continue;
 		if (read(d->fd, &m, sizeof(m)) != sizeof(m))
 			continue;
@@ -104,8 +113,11 @@ static void *daemon_main(void *arg)
 				.verdict = d->verdict, .error = d->error,
 			};
 
+			d->last_id = m.id;
 			d->requests++;
-			if (d->verdict && write(d->fd, &r, sizeof(r)) != sizeof(r))
+			if (d->hold)
+				held = r;
+			else if (d->verdict && write(d->fd, &r, sizeof(r)) != sizeof(r))
 				perror("abiss-api: reply");
 		}
 	}
@@ -281,6 +293,92 @@ TEST_F(stream, daemon_restart_sees_live_streams)
 	daemon_stop(&self->d);
 	ASSERT_EQ(0, daemon_start(&self->d, ABISS_VERDICT_ACCEPT, 0));
 	EXPECT_TRUE(wait_for(&self->d.lives, 1));
+}
+
+/* START in a thread of its own, its errno in @err. */
+struct starter {
+	pthread_t thread;
+	int fd;
+	int err;
+};
+
+static void *starter_main(void *arg)
+{
+	struct starter *st = arg;
+	struct abiss_start a = start_args();
+
+	st->err = start(st->fd, &a);
+	return NULL;
+}
+
+/*
+ * STOP on a shared descriptor while START waits for abissd: START fails
+ * with ECANCELED and the stream goes once, whatever abissd answers; an
+ * accepted reservation is given back.  Then the file can stream again.
+ */
+static void stop_while_admitting(struct __test_metadata *_metadata,
+				 struct daemon *d, int fd, int verdict,
+				 int error, int want)
+{
+	struct abiss_status st = { .size = sizeof(st) };
+	struct abiss_start a = start_args();
+	struct starter t = { .fd = fd };
+
+	d->verdict = verdict;
+	d->error = error;
+	d->hold = 1;
+	ASSERT_EQ(0, pthread_create(&t.thread, NULL, starter_main, &t));
+	ASSERT_TRUE(wait_for(&d->requests, 1));
+	EXPECT_EQ(0, ioctl(fd, ABISS_IOC_STOP));
+	d->hold = 0;
+	pthread_join(t.thread, NULL);
+	EXPECT_EQ(want, t.err);
+	if (verdict == ABISS_VERDICT_ACCEPT)
+		EXPECT_TRUE(wait_for(&d->ends, 1));
+	usleep(100000);
+	EXPECT_EQ(verdict == ABISS_VERDICT_ACCEPT, d->ends);
+	EXPECT_EQ(-1, ioctl(fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(ENODATA, errno);
+	d->verdict = ABISS_VERDICT_ACCEPT;
+	EXPECT_EQ(0, start(fd, &a));
+	EXPECT_EQ(0, ioctl(fd, ABISS_IOC_STOP));
+}
+
+TEST_F(stream, stop_while_admitting_accepted)
+{
+	stop_while_admitting(_metadata, &self->d, self->fd,
+			     ABISS_VERDICT_ACCEPT, 0, ECANCELED);
+}
+
+TEST_F(stream, stop_while_admitting_denied)
+{
+	stop_while_admitting(_metadata, &self->d, self->fd,
+			     ABISS_VERDICT_DENY, ENOSPC, ENOSPC);
+}
+
+/*
+ * abissd stops a stream it has not answered for yet, then accepts it:
+ * START fails with ECANCELED and abissd hears that the stream ended, so
+ * it gets its reservation back.
+ */
+TEST_F(stream, daemon_stop_while_admitting)
+{
+	struct abiss_status st = { .size = sizeof(st) };
+	struct starter t = { .fd = self->fd };
+	__u64 id;
+
+	self->d.hold = 1;
+	ASSERT_EQ(0, pthread_create(&t.thread, NULL, starter_main, &t));
+	ASSERT_TRUE(wait_for(&self->d.requests, 1));
+	id = self->d.last_id;
+	EXPECT_EQ(0, ioctl(self->d.fd, ABISS_DAEMON_STOP, &id));
+	self->d.hold = 0;
+	pthread_join(t.thread, NULL);
+	EXPECT_EQ(ECANCELED, t.err);
+	EXPECT_TRUE(wait_for(&self->d.ends, 1));
+	EXPECT_EQ(ABISS_END_ADMIN, self->d.last_reason);
+	EXPECT_EQ(-1, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(ENODATA, errno);
 }
 
 TEST_F(stream, daemon_stop_by_id)
