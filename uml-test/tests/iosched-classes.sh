@@ -16,8 +16,12 @@ dev=nullb-class
 dbg=/sys/kernel/debug/block/$dev/sched
 ios=/sys/block/$dev/queue/iosched
 
-# field FILE N: the Nth number of a debugfs file ("RT BE IDLE").
-field() { _n=$2; set -- $(cat "$dbg/$1"); eval echo "\${$_n}"; }
+# look FILE: the numbers of a debugfs file ("RT BE IDLE") in n1 n2 n3, read
+# by the shell itself: the looks are taken while the guest is busy with
+# I/O, and a fork per look made one pass of the test take minutes there.
+look() { read -r n1 n2 n3 _ < "$dbg/$1"; }
+# field FILE N: the Nth number of a debugfs file.
+field() { look "$1"; eval echo "\$n$2"; }
 # level_dispatched L: requests dispatched from best-effort level L.
 level_dispatched() { awk -v l="$1" '$1 == l { print $3 }' "$dbg/be_levels"; }
 
@@ -70,14 +74,15 @@ rd nice0 1
 [ "$(level_dispatched 4)" -gt "$l4" ] && pass "a nice 0 task without I/O class is level 4" ||
 	fail "a nice 0 task without I/O class is level 4"
 
-# greedy: two best-effort readers, 32 requests each, in the
+# greedy: two best-effort readers, 8 requests each (16 in flight is
+# well past be_max_inflight, and more only costs the guest CPU), in the
 # background until load_stop: the looks below are taken while they run,
 # however long the guest takes to get there.
 load_pids=
 greedy() {
 	for j in 1 2; do
 		fio --thread --output=/tmp/greedy$j.out --name=greedy$j --filename=/dev/$dev \
-			--direct=1 --ioengine=libaio --iodepth=32 --rw=randread --bs=4k \
+			--direct=1 --ioengine=libaio --iodepth=8 --rw=randread --bs=4k \
 			--time_based --runtime=3600 > /dev/null 2>&1 &
 		load_pids="$load_pids $!"
 	done
@@ -98,26 +103,32 @@ load_stop() {
 # started N: wait (up to 30 s) until class N (1 rt, 2 be) dispatches more
 # requests: fio takes its time to start in a loaded guest.
 started() {
-	_d0=$(field dispatched "$1") _t=0
-	while [ "$(field dispatched "$1")" = "$_d0" ] && [ $_t -lt 300 ]; do
+	look dispatched
+	eval _d0=\$n$1
+	_t=0
+	while look dispatched && eval [ "\$n$1" = "$_d0" ] && [ $_t -lt 300 ]; do
 		sleep 0.1
 		_t=$((_t + 1))
 	done
 }
 # over_bound: more non-RT requests in flight than be_max_inflight (2).
-over_bound() { [ $(($(field inflight 2) + $(field inflight 3))) -gt 2 ]; }
+over_bound() { look inflight; [ $((n2 + n3)) -gt 2 ]; }
 # sample: 50 looks at debugfs, the highest non-RT in flight and BE queued
 # counts in maxin and maxq, how often throttled and bounded were 1 in thr
 # and bnd, the looks taken in i.
 sample() {
 	maxin=0 maxq=0 thr=0 bnd=0 i=0
 	while [ $i -lt 50 ]; do
-		n=$(($(field inflight 2) + $(field inflight 3)))
-		q=$(field queued 2)
+		look inflight
+		n=$((n2 + n3))
+		look queued
+		q=$n2
 		[ "$n" -gt $maxin ] && maxin=$n
 		[ "$q" -gt $maxq ] && maxq=$q
-		[ "$(cat $dbg/throttled)" = 1 ] && thr=$((thr + 1))
-		[ "$(cat $dbg/bounded)" = 1 ] && bnd=$((bnd + 1))
+		read -r t < "$dbg/throttled"
+		[ "$t" = 1 ] && thr=$((thr + 1))
+		read -r b < "$dbg/bounded"
+		[ "$b" = 1 ] && bnd=$((bnd + 1))
 		i=$((i + 1))
 	done
 }
