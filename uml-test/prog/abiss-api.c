@@ -17,10 +17,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/abiss.h>
+#include <linux/magic.h>
 
 #include "kselftest_harness.h"
 
@@ -492,6 +494,80 @@ TEST_F_TIMEOUT(trunc, truncate_while_mapping, 300)
 		TH_LOG("%d chunks of 64 KiB read old blocks, the last in round %d",
 		       stale, stale_round);
 	EXPECT_EQ(0, stale);
+}
+
+#define SPARSE_SIZE	(1ULL << 40)
+#define SPARSE_BUFFER	(1 << 20)
+
+/*
+ * A stream on a file of 1 TiB (ext3 only: FAT has no holes) that is one
+ * hole but for its last 64 KiB.  Mapping it a block at a time takes START
+ * 2^28 lookups, hours here; the file system's lookup of runs and holes
+ * takes a few.  The buffer at the end of the file holds the data and the
+ * zeros before it.
+ */
+FIXTURE(sparse) {
+	int fd;
+	char path[512];
+	struct daemon d;
+};
+
+FIXTURE_SETUP(sparse)
+{
+	static char buf[65536];
+	struct statfs sfs;
+	int wfd;
+
+	snprintf(self->path, sizeof(self->path), "%s/api-sparse.dat", test_dir());
+	self->fd = -1;
+	ASSERT_EQ(0, statfs(test_dir(), &sfs));
+	/* The test skips itself: a SKIP() here would not stop it. */
+	if (sfs.f_type != EXT4_SUPER_MAGIC)
+		return;
+	wfd = open(self->path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, wfd);
+	memset(buf, 0x5a, sizeof(buf));
+	ASSERT_EQ((ssize_t)sizeof(buf),
+		  pwrite(wfd, buf, sizeof(buf), SPARSE_SIZE - sizeof(buf)));
+	ASSERT_EQ(0, fsync(wfd));
+	ASSERT_EQ(0, posix_fadvise(wfd, 0, 0, POSIX_FADV_DONTNEED));
+	close(wfd);
+	self->fd = open(self->path, O_RDONLY);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, daemon_start(&self->d, ABISS_VERDICT_ACCEPT, 0));
+}
+
+FIXTURE_TEARDOWN(sparse)
+{
+	if (self->fd < 0)
+		return;
+	close(self->fd);
+	unlink(self->path);
+	daemon_stop(&self->d);
+}
+
+/* Lookups of 2^28 blocks take hours; the bound is only for that hang. */
+TEST_F_TIMEOUT(sparse, huge_file_maps_by_runs, 120)
+{
+	struct abiss_start a = start_args();
+	struct abiss_status st = { .size = sizeof(st) };
+	static char buf[65536], want[65536];
+	off_t off, end = SPARSE_SIZE;
+
+	if (self->fd < 0)
+		SKIP(return, "no holes on this file system");
+	a.buffer = SPARSE_BUFFER;
+	ASSERT_EQ(end - SPARSE_BUFFER, lseek(self->fd, end - SPARSE_BUFFER, SEEK_SET));
+	ASSERT_EQ(0, start(self->fd, &a));
+	for (off = end - SPARSE_BUFFER; off < end; off += sizeof(buf)) {
+		memset(want, off + (off_t)sizeof(buf) == end ? 0x5a : 0, sizeof(want));
+		ASSERT_EQ((ssize_t)sizeof(buf), read(self->fd, buf, sizeof(buf)));
+		EXPECT_EQ(0, memcmp(buf, want, sizeof(buf)));
+	}
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(0, st.misses);
+	EXPECT_EQ(SPARSE_BUFFER, st.delivered);
+	EXPECT_EQ(0, ioctl(self->fd, ABISS_IOC_STOP));
 }
 
 /* Bad arguments: every one refused before abissd is asked. */
