@@ -8,18 +8,11 @@
 # on a device faster than be_slow_latency they fill it instead; and expired
 # requests are counted.
 . /abiss/uml-test/lib/tap.sh
+. /abiss/uml-test/lib/nullb.sh
 
 plan 23
 
-nb=/sys/kernel/config/nullb/nullb-class
-dev=nullb-class
-dbg=/sys/kernel/debug/block/$dev/sched
-ios=/sys/block/$dev/queue/iosched
-
-# look FILE: the numbers of a debugfs file ("RT BE IDLE") in n1 n2 n3, read
-# by the shell itself: the looks are taken while the guest is busy with
-# I/O, and a fork per look made one pass of the test take minutes there.
-look() { read -r n1 n2 n3 _ < "$dbg/$1"; }
+nullb_names nullb-class
 # field FILE N: the Nth number of a debugfs file.
 field() { look "$1"; eval echo "\$n$2"; }
 # level_dispatched L: requests dispatched from best-effort level L.

@@ -20,13 +20,14 @@ be_slow_latency 10 0 60000
 be_tag_depth $((nr * 75 / 100)) 1 $nr
 fifo_batch 16 1 1024
 idle_grace 100 0 60000
-front_merges 1 0 1"
+front_merges 1 0 1
+aging_expire 10000 1 60000"
 ntun=$(echo "$tunables" | wc -l)
 plan $((2 + 3 * ntun + 1))
 
 check "abiss can be chosen for $dev" sh -c "echo abiss > $q/scheduler"
 is "$(ls $ios | sort | tr '\n' ' ')" \
-	"be_max_inflight be_read_expire be_slow_latency be_tag_depth be_write_expire fifo_batch front_merges idle_grace rt_read_expire rt_window rt_write_expire " \
+	"aging_expire be_max_inflight be_read_expire be_slow_latency be_tag_depth be_write_expire fifo_batch front_merges idle_grace rt_read_expire rt_window rt_write_expire " \
 	"the tunables are the documented ones"
 
 # set NAME VALUE: write VALUE as one write(2), as "echo -n" would.
