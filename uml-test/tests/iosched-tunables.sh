@@ -23,7 +23,7 @@ idle_grace 100 0 60000
 front_merges 1 0 1
 aging_expire 10000 1 60000"
 ntun=$(echo "$tunables" | wc -l)
-plan $((2 + 3 * ntun + 1))
+plan $((2 + 3 * ntun + 3))
 
 check "abiss can be chosen for $dev" sh -c "echo abiss > $q/scheduler"
 is "$(ls $ios | sort | tr '\n' ' ')" \
@@ -68,6 +68,13 @@ echo "$tunables" | {
 		check "$name takes $min and $max" takes "$name" "$min" "$max"
 		echo "$def" > "$ios/$name"
 	done
+	# be_tag_depth follows nr_requests (blk-mq resizes the tags before it
+	# sets nr_requests: the depth must come from the tags).
+	half=$((nr / 2))
+	check "nr_requests set to $half" sh -c "echo $half > $q/nr_requests"
+	is "$(cat $ios/be_tag_depth)" "$((half * 75 / 100))" \
+		"be_tag_depth follows nr_requests to $((half * 75 / 100))"
+	echo "$nr" > $q/nr_requests
 	check "mq-deadline can be chosen again" sh -c "echo mq-deadline > $q/scheduler"
 	done_testing
 }
