@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: GPL-2.0
+# A stream's playout buffer and its refill I/O belong to the cgroup of the
+# process that started it, not to the root cgroup of the refill thread:
+# the held pages are in the memory cgroup's page cache (memory.stat), the
+# refill reads in the I/O cgroup's io.stat, and io.max limits the refills
+# as it limits every other read of the cgroup.
+. /abiss/uml-test/lib/tap.sh
+. /abiss/uml-test/lib/stream.sh
+
+plan 9
+mnt=/mnt/vfat
+dir=$mnt/cg
+cgroot=/sys/fs/cgroup
+cg=$cgroot/abiss-test
+check "mount $FAT_DEV as vfat" mount_fs vfat "$FAT_DEV" "$mnt" || bail "cannot mount"
+mkdir -p "$dir"
+[ -f "$dir/f1" ] || rdrt --create 32M --seed 21 "$dir/f1" > /dev/null
+devno=$(cat /sys/class/block/"${FAT_DEV#/dev/}"/dev)
+grep -q " $cgroot cgroup2 " /proc/mounts || mount -t cgroup2 none "$cgroot"
+check "memory and io controllers for child cgroups" \
+	sh -c "echo '+memory +io' > $cgroot/cgroup.subtree_control"
+rmdir "$cg" 2> /dev/null
+check "a cgroup of its own" mkdir "$cg"
+if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+
+# incg CMD...: CMD in the test's cgroup.
+incg() { sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"; }
+# cg_stat FILE KEY: a value of a flat-keyed cgroup file (memory.stat) or
+# of the line of the stream's device in a nested-keyed one (io.stat).
+cg_stat() {
+	awk -v k="$2" -v d="$devno" '$1 == k { print $2; exit }
+		$1 == d { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) {
+			print substr($i, length(k) + 2); exit } }' "$cg/$1"
+}
+
+# A 1 MB/s stream with 8 MiB of buffer, from a cold cache: once it has
+# started, the 8 MiB are held in pages charged to the starter's cgroup.
+echo 3 > /proc/sys/vm/drop_caches
+incg rdrt -a -r 1M -s 64k -b 8M -n 16M -v -S 21 -j "$dir/f1" > /tmp/cg1.json 2> /tmp/cg1.err &
+p=$!
+await 10 sh -c "[ \"\$(awk -v p=$p '\$2 == p { print \$13 }' /sys/kernel/debug/abiss/streams)\" = active ]"
+file=$(cg_stat memory.stat file)
+[ "${file:-0}" -ge $((6 << 20)) ] && pass "the held buffer is in the cgroup's page cache" ||
+	{ fail "the held buffer is in the cgroup's page cache"; diag "memory.stat file ${file:-none}"; }
+wait $p
+rc=$?
+check_stream_rc() { [ "$1" = 0 ] && [ "$(json_field "$2" verified)" = true ]; }
+check "the stream read its data as written" check_stream_rc $rc "$(cat /tmp/cg1.json)" ||
+	diag "$(cat /tmp/cg1.err)"
+rbytes=$(cg_stat io.stat rbytes)
+[ "${rbytes:-0}" -ge $((12 << 20)) ] && pass "the refill reads are in the cgroup's io.stat" ||
+	{ fail "the refill reads are in the cgroup's io.stat"; diag "io.stat: $(cat "$cg/io.stat")"; }
+
+# io.max at 256 KiB/s under a 2 MB/s stream: the refills are throttled
+# with the rest of the cgroup's reads, so the buffer (512 KiB) runs dry
+# eight times over and reads miss it.  Root's refills would not be.
+echo 3 > /proc/sys/vm/drop_caches
+echo "$devno rbps=262144" > "$cg/io.max"
+incg rdrt -a -r 2M -s 64k -b 512k -n 2M -j "$dir/f1" > /tmp/cg2.json 2> /tmp/cg2.err
+rc=$?
+misses=$(json_field "$(cat /tmp/cg2.json)" misses)
+[ $rc = 0 ] && [ "${misses:-0}" -gt 0 ] && pass "io.max throttles the refills: reads missed" ||
+	{ fail "io.max throttles the refills: reads missed"; diag "exit $rc, misses ${misses:-none}: $(cat /tmp/cg2.err)"; }
+echo "$devno rbps=max" > "$cg/io.max"
+
+abissd_stop
+check "the cgroup goes away with its processes" rmdir "$cg"
+umount "$mnt"
+done_testing
