@@ -39,6 +39,7 @@ void config_init(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->default_capacity = NO_LIMIT;
+	c->default_buffer = NO_LIMIT;
 	c->ceiling = DEFAULT_CEILING;
 }
 
@@ -111,21 +112,24 @@ static int dup_of(struct parser *ps, const char *what, unsigned int first)
 	return bad(ps, "duplicate '%s' (first on line %u)", what, first);
 }
 
-/* capacity <MAJOR:MINOR | path | *> <rate> */
+/* capacity <MAJOR:MINOR | path | *> <rate> [buffer <size>] */
 static int parse_capacity(struct parser *ps, char **w, int n)
 {
+	uint64_t rate, dev, buffer = NO_LIMIT;
 	struct config *c = ps->c;
 	const struct capacity *first;
-	uint64_t rate, dev;
 
-	if (n != 3)
-		return bad(ps, "expected 'capacity <MAJOR:MINOR | path | *> <rate>'");
+	if (n != 3 && (n != 5 || strcmp(w[3], "buffer")))
+		return bad(ps, "expected 'capacity <MAJOR:MINOR | path | *> <rate> [buffer <size>]'");
 	if (parse_rate(w[2], &rate))
 		return bad(ps, "bad rate: '%.64s'", w[2]);
+	if (n == 5 && (parse_size(w[4], &buffer) || buffer == NO_LIMIT))
+		return bad(ps, "bad size: '%.64s'", w[4]);
 	if (!strcmp(w[1], "*")) {
 		if (c->default_line)
 			return dup_of(ps, "capacity *", c->default_line);
 		c->default_capacity = rate;
+		c->default_buffer = buffer;
 		c->default_line = ps->line;
 		return 0;
 	}
@@ -136,7 +140,9 @@ static int parse_capacity(struct parser *ps, char **w, int n)
 		return bad(ps, "duplicate capacity of %u:%u (first on line %u)",
 			   major(dev), minor(dev), first->line);
 	c->caps = grow(c->caps, c->ncaps, sizeof(*c->caps));
-	c->caps[c->ncaps++] = (struct capacity) { .dev = dev, .rate = rate, .line = ps->line };
+	c->caps[c->ncaps++] = (struct capacity) {
+		.dev = dev, .rate = rate, .buffer = buffer, .line = ps->line,
+	};
 	return 0;
 }
 
@@ -210,7 +216,7 @@ static int parse_id(struct parser *ps, enum rule_kind kind, const char *s, uint3
 	return 0;
 }
 
-/* The limits of a user or group line: [rate R] [total R] [streams N]. */
+/* The limits of a user or group line: [rate R] [total R] [streams N] [buffer B]. */
 static int parse_limits(struct parser *ps, struct rule *r, char **w, int n)
 {
 	uint64_t *field;
@@ -223,8 +229,11 @@ static int parse_limits(struct parser *ps, struct rule *r, char **w, int n)
 			field = &r->total;
 		else if (!strcmp(w[i], "streams"))
 			field = &r->streams;
+		else if (!strcmp(w[i], "buffer"))
+			field = &r->buffer;
 		else
-			return bad(ps, "unknown limit '%.64s' (rate, total or streams)", w[i]);
+			return bad(ps, "unknown limit '%.64s' (rate, total, streams or buffer)",
+				   w[i]);
 		if (i + 1 == n)
 			return bad(ps, "'%s' needs a value", w[i]);
 		if (*field != NO_LIMIT)
@@ -235,6 +244,9 @@ static int parse_limits(struct parser *ps, struct rule *r, char **w, int n)
 			if (*field > UINT32_MAX)
 				return bad(ps, "streams %.64s out of range (0-%u)", w[i + 1],
 					   UINT32_MAX);
+		} else if (field == &r->buffer) {
+			if (parse_size(w[i + 1], field) || *field == NO_LIMIT)
+				return bad(ps, "bad size: '%.64s'", w[i + 1]);
 		} else if (parse_rate(w[i + 1], field) || *field == NO_LIMIT) {
 			return bad(ps, "bad rate: '%.64s'", w[i + 1]);
 		}
@@ -256,14 +268,15 @@ static int parse_rule(struct parser *ps, char **w, int n)
 {
 	struct rule r = {
 		.kind = strcmp(w[0], "group") ? RULE_USER : RULE_GROUP,
-		.rate = NO_LIMIT, .total = NO_LIMIT, .streams = NO_LIMIT, .line = ps->line,
+		.rate = NO_LIMIT, .total = NO_LIMIT, .streams = NO_LIMIT, .buffer = NO_LIMIT,
+		.line = ps->line,
 	};
 	struct config *c = ps->c;
 	char name[32];
 	size_t i;
 
 	if (n < 2)
-		return bad(ps, "expected '%s <name | id%s> [rate R] [total R] [streams N]'",
+		return bad(ps, "expected '%s <name | id%s> [rate R] [total R] [streams N] [buffer B]'",
 			   w[0], r.kind == RULE_USER ? " | *" : "");
 	if (!strcmp(w[1], "*")) {
 		if (r.kind == RULE_GROUP)
@@ -412,6 +425,7 @@ static void add_stream(struct policy *p, const struct stream *s)
 	p->streams = grow(p->streams, p->nstreams, sizeof(*p->streams));
 	p->streams[p->nstreams++] = *s;
 	d->reserved = add_sat(d->reserved, s->rate);
+	d->buffered = add_sat(d->buffered, s->buffer);
 	d->streams++;
 }
 
@@ -421,6 +435,14 @@ static uint64_t capacity_of(const struct config *c, uint64_t dev)
 	const struct capacity *cap = own_capacity(c, dev);
 
 	return cap ? cap->rate : c->default_capacity;
+}
+
+/* The sum of buffers that @dev's streams may hold; NO_LIMIT if unlimited. */
+static uint64_t buffer_limit_of(const struct config *c, uint64_t dev)
+{
+	const struct capacity *cap = own_capacity(c, dev);
+
+	return cap ? cap->buffer : c->default_buffer;
 }
 
 static uint64_t limit_of(const struct config *c, uint64_t cap)
@@ -495,7 +517,7 @@ static bool within_limits(const struct policy *p, const struct rule *r,
 			  const struct stream *s, struct verdict *v)
 {
 	bool by_gid = r->kind == RULE_GROUP;
-	uint64_t total = 0, count = 0;
+	uint64_t total = 0, count = 0, buffered = 0;
 	char who[64], name[32];
 	size_t i;
 
@@ -504,6 +526,7 @@ static bool within_limits(const struct policy *p, const struct rule *r,
 
 		if (by_gid ? t->gid == s->gid : t->uid == s->uid) {
 			total = add_sat(total, t->rate);
+			buffered = add_sat(buffered, t->buffer);
 			count++;
 		}
 	}
@@ -520,6 +543,11 @@ static bool within_limits(const struct policy *p, const struct rule *r,
 	else if (count >= r->streams)
 		snprintf(v->why, sizeof(v->why), "over the streams of %s: %llu of %llu running",
 			 who, (unsigned long long)count, (unsigned long long)r->streams);
+	else if (add_sat(buffered, s->buffer) > r->buffer)
+		snprintf(v->why, sizeof(v->why),
+			 "over the buffer of %s: %llu held + %llu > %llu bytes", who,
+			 (unsigned long long)buffered, (unsigned long long)s->buffer,
+			 (unsigned long long)r->buffer);
 	else
 		return true;
 	return false;
@@ -530,7 +558,8 @@ void policy_admit(struct policy *p, const struct stream *s, struct verdict *v)
 	const struct config *c = &p->cfg;
 	const struct device *d = find_dev(p, s->dev);
 	uint64_t cap = capacity_of(c, s->dev), limit = limit_of(c, cap);
-	uint64_t reserved = d ? d->reserved : 0;
+	uint64_t reserved = d ? d->reserved : 0, buffered = d ? d->buffered : 0;
+	uint64_t buffer_limit = buffer_limit_of(c, s->dev);
 	unsigned int maj = major(s->dev), min = minor(s->dev);
 	const struct rule *r = rule_for(c, s);
 
@@ -555,6 +584,12 @@ void policy_admit(struct policy *p, const struct stream *s, struct verdict *v)
 			 "(%u%% of %llu)", maj, min, (unsigned long long)reserved,
 			 (unsigned long long)s->rate, (unsigned long long)limit, c->ceiling,
 			 (unsigned long long)cap);
+	} else if (add_sat(buffered, s->buffer) > buffer_limit) {
+		v->error = ENOSPC;
+		snprintf(v->why, sizeof(v->why),
+			 "over the buffer of %u:%u: %llu held + %llu > %llu bytes", maj, min,
+			 (unsigned long long)buffered, (unsigned long long)s->buffer,
+			 (unsigned long long)buffer_limit);
 	} else {
 		v->error = 0;
 		add_stream(p, s);
@@ -582,6 +617,7 @@ int policy_release(struct policy *p, uint64_t id, struct stream *gone)
 	*gone = *s;
 	d = find_dev(p, s->dev);
 	d->reserved -= s->rate;
+	d->buffered -= s->buffer;
 	d->streams--;
 	*s = p->streams[--p->nstreams];
 	return 0;
@@ -590,14 +626,18 @@ int policy_release(struct policy *p, uint64_t id, struct stream *gone)
 static void dump_device(const struct policy *p, FILE *f, uint64_t dev)
 {
 	const struct device *d = find_dev(p, dev);
-	uint64_t cap = capacity_of(&p->cfg, dev);
+	uint64_t cap = capacity_of(&p->cfg, dev), buf = buffer_limit_of(&p->cfg, dev);
 
 	if (cap == NO_LIMIT)
 		cap = 0;
-	fprintf(f, "device %u:%u capacity %llu ceiling %u limit %llu reserved %llu streams %u\n",
+	if (buf == NO_LIMIT)
+		buf = 0;
+	fprintf(f, "device %u:%u capacity %llu ceiling %u limit %llu reserved %llu streams %u "
+		"buffered %llu buffer_limit %llu\n",
 		major(dev), minor(dev), (unsigned long long)cap, p->cfg.ceiling,
 		(unsigned long long)limit_of(&p->cfg, cap),
-		(unsigned long long)(d ? d->reserved : 0), d ? d->streams : 0);
+		(unsigned long long)(d ? d->reserved : 0), d ? d->streams : 0,
+		(unsigned long long)(d ? d->buffered : 0), (unsigned long long)buf);
 }
 
 void policy_dump(const struct policy *p, FILE *f, uint32_t uid)

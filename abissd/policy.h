@@ -36,6 +36,7 @@ struct stream {
 struct capacity {
 	uint64_t dev;
 	uint64_t rate;		/* bytes per second */
+	uint64_t buffer;	/* sum of its streams' buffers, bytes; NO_LIMIT: none */
 	unsigned int line;	/* where the config says so, for duplicates */
 };
 
@@ -48,12 +49,14 @@ struct rule {
 	uint64_t rate;		/* per stream */
 	uint64_t total;		/* sum of the rates of the uid's (gid's) streams */
 	uint64_t streams;	/* how many streams at once */
+	uint64_t buffer;	/* sum of the buffers of the uid's (gid's) streams */
 	unsigned int line;
 };
 
 /* What the config file says; replaced whole by a reload. */
 struct config {
 	uint64_t default_capacity;	/* 'capacity *' or --capacity; NO_LIMIT: none */
+	uint64_t default_buffer;	/* 'capacity * R buffer B'; NO_LIMIT: none */
 	unsigned int default_line;
 	struct capacity *caps;
 	size_t ncaps;
@@ -69,6 +72,7 @@ struct config {
 struct device {
 	uint64_t dev;
 	uint64_t reserved;	/* sum of the rates of its streams */
+	uint64_t buffered;	/* sum of the buffers of its streams */
 	unsigned int streams;
 };
 
