@@ -43,8 +43,8 @@
 /* --calibrate reads this long unless told (or the device ends first). */
 #define DEFAULT_CALIBRATE_NS	(5 * NSEC_PER_SEC)
 
-/* Room for any record the kernel may send: it never exceeds a page. */
-#define MSG_BUF_SIZE	4096
+/* Room for any record the kernel may send, supplementary groups and all. */
+#define MSG_BUF_SIZE	ABISS_MSG_MAX_SIZE
 /*
  * Most fds of the asker looked at for the path of a stream's file, for the
  * log only: the asker decides how many it has.  A count, not a time, so
@@ -341,11 +341,13 @@ static int open_device(const char *path)
 	errx(EXIT_FAIL, "cannot open '%s': %s%s", path, strerror(errno), hint);
 }
 
+/* @s from @m, its supplementary groups pointing into @m's record. */
 static void msg_to_stream(const struct abiss_msg *m, struct stream *s)
 {
 	*s = (struct stream) {
 		.id = m->id, .dev = m->dev, .ino = m->ino, .rate = m->rate,
 		.buffer = m->buffer, .pid = m->pid, .uid = m->uid, .gid = m->gid,
+		.groups = m->groups, .ngroups = m->ngroups, .group = NO_GROUP,
 	};
 }
 
@@ -535,7 +537,9 @@ static void handle_live(const struct abiss_msg *m)
  */
 static void handle_records(const unsigned char *buf, size_t len)
 {
-	struct abiss_msg m;
+	/* A record after another in one read may not be aligned: copied. */
+	static uint64_t rec[MSG_BUF_SIZE / sizeof(uint64_t)];
+	struct abiss_msg *m = (struct abiss_msg *)rec;
 	uint32_t size;
 	size_t left;
 
@@ -546,30 +550,37 @@ static void handle_records(const unsigned char *buf, size_t len)
 			return;
 		}
 		memcpy(&size, buf, sizeof(size));
-		if (size < sizeof(m) || size > left) {
+		if (size > left || size > MSG_BUF_SIZE) {
 			logmsg(LOG_WARNING, "bad record (size %u, %zu bytes read): ignored",
 			       size, left);
 			return;
 		}
-		memcpy(&m, buf, sizeof(m));
-		logmsg(LOG_DEBUG, "message type %u id %llu pid %u uid %u gid %u reason %u "
-		       "dev %u:%u ino %llu rate %llu buffer %llu",
-		       m.type, (unsigned long long)m.id, m.pid, m.uid, m.gid, m.reason,
-		       major(m.dev), minor(m.dev), (unsigned long long)m.ino,
-		       (unsigned long long)m.rate, (unsigned long long)m.buffer);
-		switch (m.type) {
+		memcpy(m, buf, size);
+		if (size < sizeof(*m) || m->ngroups > ABISS_MSG_MAX_GROUPS ||
+		    size != sizeof(*m) + m->ngroups * sizeof(m->groups[0])) {
+			logmsg(LOG_WARNING, "bad record (size %u, %zu bytes read): ignored",
+			       size, left);
+			return;
+		}
+		logmsg(LOG_DEBUG, "message type %u id %llu pid %u uid %u gid %u groups %u "
+		       "reason %u dev %u:%u ino %llu rate %llu buffer %llu",
+		       m->type, (unsigned long long)m->id, m->pid, m->uid, m->gid,
+		       m->ngroups, m->reason, major(m->dev), minor(m->dev),
+		       (unsigned long long)m->ino, (unsigned long long)m->rate,
+		       (unsigned long long)m->buffer);
+		switch (m->type) {
 		case ABISS_MSG_REQUEST:
-			handle_request(&m);
+			handle_request(m);
 			break;
 		case ABISS_MSG_END:
-			handle_end(&m);
+			handle_end(m);
 			break;
 		case ABISS_MSG_LIVE:
-			handle_live(&m);
+			handle_live(m);
 			break;
 		default:
 			logmsg(LOG_WARNING, "unknown message type %u (stream %llu): ignored",
-			       m.type, (unsigned long long)m.id);
+			       m->type, (unsigned long long)m->id);
 		}
 	}
 }

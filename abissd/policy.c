@@ -418,12 +418,18 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-static void add_stream(struct policy *p, const struct stream *s)
+/* Account @s, which counts under the group line of @group (or NO_GROUP). */
+static void add_stream(struct policy *p, const struct stream *s, uint32_t group)
 {
 	struct device *d = get_dev(p, s->dev);
+	struct stream *t;
 
 	p->streams = grow(p->streams, p->nstreams, sizeof(*p->streams));
-	p->streams[p->nstreams++] = *s;
+	t = &p->streams[p->nstreams++];
+	*t = *s;
+	t->groups = NULL;
+	t->ngroups = 0;
+	t->group = group;
 	d->reserved = add_sat(d->reserved, s->rate);
 	d->buffered = add_sat(d->buffered, s->buffer);
 	d->streams++;
@@ -493,10 +499,24 @@ static bool fs_allowed(const struct config *c, uint64_t dev, struct verdict *v)
 	return false;
 }
 
-/* The line that says what @s's process may do: user, then group, then user *. */
+static bool in_groups(const struct stream *s, uint32_t gid)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->ngroups; i++)
+		if (s->groups[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * The line that says what @s's process may do: the user line of its uid,
+ * then the group line of its effective gid, then the first group line of
+ * one of its supplementary groups, then user *.
+ */
 static const struct rule *rule_for(const struct config *c, const struct stream *s)
 {
-	const struct rule *group = NULL, *any = NULL;
+	const struct rule *group = NULL, *supp = NULL, *any = NULL;
 	size_t i;
 
 	for (i = 0; i < c->nrules; i++) {
@@ -506,10 +526,18 @@ static const struct rule *rule_for(const struct config *c, const struct stream *
 			return r;
 		if (r->kind == RULE_GROUP && r->id == s->gid && !group)
 			group = r;
+		if (r->kind == RULE_GROUP && !supp && in_groups(s, r->id))
+			supp = r;
 		if (r->kind == RULE_ANY_USER)
 			any = r;
 	}
-	return group ? group : any;
+	return group ? group : supp ? supp : any;
+}
+
+/* The gid whose group line @s counts under, if @r is one. */
+static uint32_t group_of(const struct rule *r)
+{
+	return r && r->kind == RULE_GROUP ? r->id : NO_GROUP;
 }
 
 /* Is @s within the limits of @r?  Why not in @v. */
@@ -524,14 +552,14 @@ static bool within_limits(const struct policy *p, const struct rule *r,
 	for (i = 0; i < p->nstreams; i++) {
 		const struct stream *t = &p->streams[i];
 
-		if (by_gid ? t->gid == s->gid : t->uid == s->uid) {
+		if (by_gid ? t->group == r->id : t->uid == s->uid) {
 			total = add_sat(total, t->rate);
 			buffered = add_sat(buffered, t->buffer);
 			count++;
 		}
 	}
 	snprintf(who, sizeof(who), "%s %u ('%s' on line %u)", by_gid ? "gid" : "uid",
-		 by_gid ? s->gid : s->uid, rule_name(r, name, sizeof(name)), r->line);
+		 by_gid ? r->id : s->uid, rule_name(r, name, sizeof(name)), r->line);
 	if (s->rate > r->rate)
 		snprintf(v->why, sizeof(v->why), "over the rate per stream of %s: %llu > %llu B/s",
 			 who, (unsigned long long)s->rate, (unsigned long long)r->rate);
@@ -592,7 +620,7 @@ void policy_admit(struct policy *p, const struct stream *s, struct verdict *v)
 			 (unsigned long long)buffer_limit);
 	} else {
 		v->error = 0;
-		add_stream(p, s);
+		add_stream(p, s, group_of(r));
 		snprintf(v->why, sizeof(v->why), "%u:%u now has %llu of %llu B/s reserved",
 			 maj, min, (unsigned long long)(reserved + s->rate),
 			 (unsigned long long)limit);
@@ -603,7 +631,7 @@ int policy_live(struct policy *p, const struct stream *s)
 {
 	if (policy_find(p, s->id))
 		return -1;
-	add_stream(p, s);
+	add_stream(p, s, group_of(rule_for(&p->cfg, s)));
 	return 0;
 }
 

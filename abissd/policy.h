@@ -22,6 +22,9 @@
 /* The ceiling without a 'ceiling' line: percent of a device's capacity. */
 #define DEFAULT_CEILING	85
 
+/* struct stream's @group when no group line applies to it. */
+#define NO_GROUP	UINT32_MAX
+
 /* One stream, as the kernel described it (struct abiss_msg). */
 struct stream {
 	uint64_t id;
@@ -30,6 +33,11 @@ struct stream {
 	uint64_t rate;		/* bytes per second */
 	uint64_t buffer;	/* bytes */
 	uint32_t pid, uid, gid;
+	/* The supplementary groups: for the decision only, never kept. */
+	const uint32_t *groups;
+	uint32_t ngroups;
+	/* The gid of the group line it counts under, or NO_GROUP (accounting). */
+	uint32_t group;
 };
 
 /* A 'capacity' line naming one device. */

@@ -70,7 +70,9 @@ const char *abiss_strerror(int errnum)
 	case ENOSPC:
 		return "the device's capacity is reserved";
 	case EDQUOT:
-		return "over your rate or stream limit";
+		return "over your rate, stream or buffer limit";
+	case ENOMEM:
+		return "the buffer is over the locked-memory limit, or out of memory";
 	case EACCES:
 	case EPERM:
 		return "not allowed to stream";

@@ -134,7 +134,8 @@ static void test_strings(void)
 	} texts[] = {
 		{ ESRCH, "no admission daemon is running" },
 		{ ENOSPC, "the device's capacity is reserved" },
-		{ EDQUOT, "over your rate or stream limit" },
+		{ EDQUOT, "over your rate, stream or buffer limit" },
+		{ ENOMEM, "the buffer is over the locked-memory limit, or out of memory" },
 		{ EACCES, "not allowed to stream" },
 		{ EPERM, "not allowed to stream" },
 		{ ETIMEDOUT, "abissd did not answer" },

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -18,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,11 +93,16 @@ struct daemon {
 static void *daemon_main(void *arg)
 {
 	struct daemon *d = arg;
-	struct abiss_msg m;
+	struct abiss_msg *mp = malloc(ABISS_MSG_MAX_SIZE);
 	struct pollfd p = { .fd = d->fd, .events = POLLIN };
 	struct abiss_reply held = { 0 };
+	ssize_t n;
 
+	if (!mp)
+		return NULL;
 	while (!d->stop) {
+		struct abiss_msg m;
+
 		if (held.size && !d->hold) {
 			if (write(d->fd, &held, sizeof(held)) != sizeof(held))
 				perror("abiss-api: held reply");
@@ -103,8 +110,10 @@ static void *daemon_main(void *arg)
 		}
 		if (poll(&p, 1, 10) <= 0)
 			continue;
-		if (read(d->fd, &m, sizeof(m)) != sizeof(m))
+		n = read(d->fd, mp, ABISS_MSG_MAX_SIZE);
+		if (n < (ssize_t)sizeof(m) || n != mp->size)
 			continue;
+		m = *mp;
 		if (m.type == ABISS_MSG_END) {
 			d->last_reason = m.reason;
 			d->ends++;
@@ -124,6 +133,7 @@ static void *daemon_main(void *arg)
 				perror("abiss-api: reply");
 		}
 	}
+	free(mp);
 	return NULL;
 }
 
@@ -806,6 +816,55 @@ TEST(daemon_read_too_small)
 	fd = open("/dev/abiss", O_RDONLY);	/* must be read-write */
 	EXPECT_EQ(-1, fd);
 	EXPECT_EQ(EINVAL, errno);
+}
+
+/*
+ * A request carries the asker's supplementary groups after the fixed part
+ * of the record, sorted; a read() too short for the whole record fails
+ * with EINVAL and leaves it first in line.
+ */
+TEST(daemon_reads_groups)
+{
+	const gid_t groups[] = { 7, 5, 6 };
+	const size_t want = sizeof(struct abiss_msg) + 3 * sizeof(__u32);
+	struct pollfd p = { .events = POLLIN };
+	struct abiss_reply r = { .size = sizeof(r), .verdict = ABISS_VERDICT_ACCEPT };
+	struct abiss_msg *m = malloc(ABISS_MSG_MAX_SIZE);
+	int fd = make_file("api-groups.dat", O_RDONLY), status;
+	pid_t child;
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(NULL, m);
+	p.fd = open("/dev/abiss", O_RDWR | O_NONBLOCK);
+	ASSERT_LE(0, p.fd);
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		struct abiss_start a = start_args();
+
+		if (setgroups(3, groups))
+			_exit(2);
+		_exit(start(fd, &a) ? 1 : 0);
+	}
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	EXPECT_EQ(-1, read(p.fd, m, sizeof(*m)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, read(p.fd, m, want - 1));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ((ssize_t)want, read(p.fd, m, ABISS_MSG_MAX_SIZE));
+	EXPECT_EQ(want, m->size);
+	EXPECT_EQ(ABISS_MSG_REQUEST, m->type);
+	ASSERT_EQ(3, m->ngroups);
+	EXPECT_EQ(5, m->groups[0]);
+	EXPECT_EQ(6, m->groups[1]);
+	EXPECT_EQ(7, m->groups[2]);
+	r.id = m->id;
+	EXPECT_EQ(sizeof(r), write(p.fd, &r, sizeof(r)));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(p.fd);
+	close(fd);
+	free(m);
 }
 
 TEST_HARNESS_MAIN

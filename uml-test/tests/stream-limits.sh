@@ -17,7 +17,7 @@ mkdir -p "$dir"
 printf 'capacity %s 20M\nuser 1000 rate 1M\n' "$FAT_DEV" > "$ABISSD_CONF"
 if abissd_run; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
-ENOMEM="rdrt: ABISS refused the stream: Cannot allocate memory"
+ENOMEM="rdrt: ABISS refused the stream: Cannot allocate memory (the buffer is over the locked-memory limit, or out of memory)"
 # start UID MEMLOCK-KIB BUFFER: a short stream as UID under that limit;
 # prints rdrt's exit status and its error, if any.
 start() {
