@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -209,6 +210,55 @@ TEST_F(stream, starts_fills_and_stops)
 	EXPECT_EQ(ABISS_END_STOPPED, self->d.last_reason);
 	EXPECT_EQ(-1, ioctl(self->fd, ABISS_IOC_STATUS, &st));
 	EXPECT_EQ(ENODATA, errno);
+}
+
+/*
+ * How many of the first 64 pages of @fd's file are in the page cache
+ * after a one-page read at 0 from a cold cache: 1 without readahead
+ * (POSIX_FADV_RANDOM), more with it.
+ */
+static int pages_read_for_one(int fd)
+{
+	unsigned char vec[64];
+	char buf[4096];
+	int i, n = 0;
+	void *map;
+
+	if (fsync(fd) || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) ||
+	    pread(fd, buf, sizeof(buf), 0) != sizeof(buf))
+		return -1;
+	map = mmap(NULL, sizeof(vec) * 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -1;
+	if (mincore(map, sizeof(vec) * 4096, vec))
+		n = -1;
+	for (i = 0; n >= 0 && i < (int)sizeof(vec); i++)
+		n += vec[i] & 1;
+	munmap(map, sizeof(vec) * 4096);
+	return n;
+}
+
+/*
+ * A stream turns its file's readahead off while it runs; when it ends, the
+ * file gets back what the application had set: POSIX_FADV_RANDOM stays,
+ * and a file that had readahead has it again.
+ */
+TEST_F(stream, end_restores_readahead)
+{
+	struct abiss_start a = start_args();
+	int fd2 = make_file("api-stream2.dat", O_RDONLY);
+
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_RANDOM));
+	ASSERT_EQ(1, pages_read_for_one(self->fd));
+	ASSERT_LT(1, pages_read_for_one(fd2));
+	ASSERT_EQ(0, start(self->fd, &a));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STOP));
+	ASSERT_EQ(0, start(fd2, &a));
+	ASSERT_EQ(0, ioctl(fd2, ABISS_IOC_STOP));
+	EXPECT_EQ(1, pages_read_for_one(self->fd));
+	EXPECT_LT(1, pages_read_for_one(fd2));
+	close(fd2);
 }
 
 TEST_F(stream, second_start_is_busy)

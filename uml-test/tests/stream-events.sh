@@ -2,11 +2,13 @@
 # A stream ended from outside while it runs: kill -9 of its reader, a
 # truncate to zero, a umount (refused) and a lazy umount (ends it).  Each
 # time abissd gets the reservation back and ABISS holds nothing; kmemleak
-# finds nothing new.
+# finds nothing new.  The lazy umount that ends a stream is of the mount
+# its file was opened through: another mount of the file system (a bind
+# mount) neither keeps it going nor ends it.
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
 
-plan 17
+plan 20
 mnt=/mnt/vfat
 dir=$mnt/events
 echo clear > /sys/kernel/debug/kmemleak
@@ -47,6 +49,24 @@ is "$?" 0 "the reader ends cleanly at the new end of file"
 grep -q "before stop: .* end_reason 3$" /tmp/ev2.err && pass "its status says ended (truncated)" ||
 	{ fail "its status says ended (truncated)"; diag "$(cat /tmp/ev2.err)"; }
 is "$(streams_listed)" 0 "the reader's close frees the stream"
+
+# Opened through a bind mount: the lazy umount of another mount of the
+# file system leaves it going, that of its own ends it.
+mkdir -p /mnt/bind1 /mnt/bind2
+mount --bind "$mnt" /mnt/bind1
+mount --bind "$mnt" /mnt/bind2
+dir=/mnt/bind1/events
+stream_bg 3
+dir=$mnt/events
+umount -l /mnt/bind2
+sleep 1
+is "$(stream_of "$RDRT_PID" 13)" active "the lazy umount of another bind mount leaves it going"
+umount -l /mnt/bind1
+await 10 grep -q " ended 4$" /sys/kernel/debug/abiss/streams && \
+	pass "the lazy umount of its own mount ends it, the file system still mounted" ||
+	fail "the lazy umount of its own mount ends it, the file system still mounted"
+wait "$RDRT_PID"
+is "$?" 0 "the reader reads its detached file to the end, data intact"
 
 stream_bg 3
 if umount "$mnt" 2> /dev/null; then fail "umount refused while a stream reads"; else
