@@ -917,4 +917,49 @@ TEST(daemon_reads_groups)
 	free(m);
 }
 
+/*
+ * abissd reopens /dev/abiss between its accept and the stream's start
+ * (a restart): the new session gets an ABISS_MSG_LIVE for the stream, so
+ * that its accounting has the reservation.  The window is short; each
+ * round the daemon closes and reopens right after answering.
+ */
+TEST(daemon_reopen_after_accept)
+{
+	struct abiss_msg *m = malloc(ABISS_MSG_MAX_SIZE);
+	int fd = make_file("api-reopen.dat", O_RDONLY);
+	int i, dfd, started = 0, missed = 0, live;
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(NULL, m);
+	for (i = 0; i < 20; i++) {
+		struct abiss_reply r = { .size = sizeof(r), .verdict = ABISS_VERDICT_ACCEPT };
+		struct starter t = { .fd = fd };
+
+		dfd = open("/dev/abiss", O_RDWR);
+		ASSERT_LE(0, dfd);
+		ASSERT_EQ(0, pthread_create(&t.thread, NULL, starter_main, &t));
+		ASSERT_LT(0, read(dfd, m, ABISS_MSG_MAX_SIZE));
+		ASSERT_EQ(ABISS_MSG_REQUEST, m->type);
+		r.id = m->id;
+		ASSERT_EQ(sizeof(r), write(dfd, &r, sizeof(r)));
+		close(dfd);
+		dfd = open("/dev/abiss", O_RDWR | O_NONBLOCK);
+		ASSERT_LE(0, dfd);
+		pthread_join(t.thread, NULL);
+		live = 0;
+		while (read(dfd, m, ABISS_MSG_MAX_SIZE) > 0)
+			live |= m->type == ABISS_MSG_LIVE && m->id == r.id;
+		if (t.err == 0) {
+			started++;
+			missed += !live;
+			EXPECT_EQ(0, ioctl(fd, ABISS_IOC_STOP));
+		}
+		close(dfd);
+	}
+	EXPECT_EQ(20, started);
+	EXPECT_EQ(0, missed);
+	close(fd);
+	free(m);
+}
+
 TEST_HARNESS_MAIN
