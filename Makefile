@@ -59,7 +59,7 @@ SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter \
 	-Wno-sign-compare
 GUEST_TESTS := $(patsubst uml-test/prog/%.c,%,$(wildcard uml-test/prog/*.c))
 
-.PHONY: all demo check check-fresh deps tree headers kernel bench-kernel bench guest tools tools-test \
+.PHONY: all demo check check-long check-fresh deps tree headers kernel bench-kernel bench guest tools tools-test \
 	uml-test selftest clean distclean help
 
 all: demo
@@ -68,6 +68,7 @@ help:
 	@echo 'make            build everything and run the demo in UML (= make demo)'
 	@echo 'make check      every test; T="name ..." runs only those uml-tests'
 	@echo 'make check-fresh  make check in a fresh Debian 12 root, as CI does (root)'
+	@echo 'make check-long the long guards, not in make check: abiss-fuzz, 10^6 calls'
 	@echo 'make kernel     prepare the tree and build the test kernel'
 	@echo 'make uml-test   boot the built kernel and run the uml-tests (T= too)'
 	@echo 'make selftest   the harness tests'
@@ -169,6 +170,13 @@ demo: kernel guest
 
 check: deps
 	@scripts/check $(if $(FRESH),--fresh) $(if $(T),--tests "$(T)")
+
+# The long guards (Documentation/development.rst): the fuzzer's short run
+# in make check, 10^6 calls here (about 20 minutes on 2 cores).
+LONG_CALLS := 1000000
+check-long: kernel guest
+	@uml-test/run -e ABISS_FUZZ_CALLS=$(LONG_CALLS) $(if $(SEED),-e ABISS_FUZZ_SEED=$(SEED)) \
+		--test-timeout 5400 -t 6000 -o $(BUILD)/uml-test-long abiss-fuzz
 
 # make check in a fresh debootstrap root (scripts/check-fresh): what .ci/run
 # does, so that nothing installed here by hand can hide a missing package.
