@@ -68,7 +68,7 @@ help:
 	@echo 'make            build everything and run the demo in UML (= make demo)'
 	@echo 'make check      every test; T="name ..." runs only those uml-tests'
 	@echo 'make check-fresh  make check in a fresh Debian 12 root, as CI does (root)'
-	@echo 'make check-long the long guards, not in make check: abiss-fuzz, 10^6 calls'
+	@echo 'make check-long the long guards, not in make check: fuzzer and race loops'
 	@echo 'make kernel     prepare the tree and build the test kernel'
 	@echo 'make uml-test   boot the built kernel and run the uml-tests (T= too)'
 	@echo 'make selftest   the harness tests'
@@ -171,12 +171,15 @@ demo: kernel guest
 check: deps
 	@scripts/check $(if $(FRESH),--fresh) $(if $(T),--tests "$(T)")
 
-# The long guards (Documentation/development.rst): the fuzzer's short run
-# in make check, 10^6 calls here (about 20 minutes on 2 cores).
+# The long guards (Documentation/development.rst): the fuzzer and the race
+# loops run short in make check; here 10^6 calls and 1000 rounds per race,
+# in two guests (about 20 minutes on 2 cores).
 LONG_CALLS := 1000000
+LONG_ROUNDS := 1000
 check-long: kernel guest
-	@uml-test/run -e ABISS_FUZZ_CALLS=$(LONG_CALLS) $(if $(SEED),-e ABISS_FUZZ_SEED=$(SEED)) \
-		--test-timeout 5400 -t 6000 -o $(BUILD)/uml-test-long abiss-fuzz
+	@uml-test/run -j 2 -e ABISS_FUZZ_CALLS=$(LONG_CALLS) -e ABISS_RACE_ROUNDS=$(LONG_ROUNDS) \
+		$(if $(SEED),-e ABISS_FUZZ_SEED=$(SEED) -e ABISS_RACE_SEED=$(SEED)) \
+		--test-timeout 5400 -t 6000 -o $(BUILD)/uml-test-long abiss-fuzz abiss-races
 
 # make check in a fresh debootstrap root (scripts/check-fresh): what .ci/run
 # does, so that nothing installed here by hand can hide a missing package.
