@@ -3,11 +3,12 @@
 # process that started it, not to the root cgroup of the refill thread:
 # the held pages are in the memory cgroup's page cache (memory.stat), the
 # refill reads in the I/O cgroup's io.stat, and io.max limits the refills
-# as it limits every other read of the cgroup.
+# as it limits every other read of the cgroup.  Under a memory.max that
+# leaves room beside the buffer, the stream runs with no OOM kill.
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
 
-plan 9
+plan 11
 mnt=/mnt/vfat
 dir=$mnt/cg
 cgroot=/sys/fs/cgroup
@@ -34,7 +35,9 @@ cg_stat() {
 }
 
 # A 1 MB/s stream with 8 MiB of buffer, from a cold cache: once it has
-# started, the 8 MiB are held in pages charged to the starter's cgroup.
+# started, the 8 MiB are held in pages charged to the starter's cgroup,
+# whose memory.max of 48 MiB leaves room for the rest.
+check "memory.max of 48 MiB" sh -c "echo $((48 << 20)) > $cg/memory.max"
 echo 3 > /proc/sys/vm/drop_caches
 incg rdrt -a -r 1M -s 64k -b 8M -n 16M -v -S 21 -j "$dir/f1" > /tmp/cg1.json 2> /tmp/cg1.err &
 p=$!
@@ -47,6 +50,8 @@ rc=$?
 check_stream_rc() { [ "$1" = 0 ] && [ "$(json_field "$2" verified)" = true ]; }
 check "the stream read its data as written" check_stream_rc $rc "$(cat /tmp/cg1.json)" ||
 	diag "$(cat /tmp/cg1.err)"
+is "$(awk '$1 == "oom_kill" { print $2 }' "$cg/memory.events")" 0 \
+	"no OOM kill in the cgroup under its memory.max"
 rbytes=$(cg_stat io.stat rbytes)
 [ "${rbytes:-0}" -ge $((12 << 20)) ] && pass "the refill reads are in the cgroup's io.stat" ||
 	{ fail "the refill reads are in the cgroup's io.stat"; diag "io.stat: $(cat "$cg/io.stat")"; }
