@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+# A refill read that fails once is read again: a transient I/O error
+# (fault injection, fail_make_request: one bio of the disk fails) costs
+# the stream nothing; the reader gets all its data as written.  A device
+# that keeps failing ends the stream with the refill-error reason.
+. /abiss/uml-test/lib/tap.sh
+. /abiss/uml-test/lib/stream.sh
+
+plan 10
+mnt=/mnt/vfat
+dir=$mnt/ioerr
+fail=/sys/kernel/debug/fail_make_request
+disk=/sys/block/${FAT_DEV#/dev/}
+check "mount $FAT_DEV as vfat" mount_fs vfat "$FAT_DEV" "$mnt" || bail "cannot mount"
+mkdir -p "$dir"
+[ -f "$dir/f1" ] || rdrt --create 16M --seed 61 "$dir/f1" > /dev/null
+if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+# Every bio of the disk while make-it-fail is set, up to 'times'; quietly
+# (a verbose report prints a stack, which the harness takes for a splat).
+check "fault injection set up" sh -c "echo 100 > $fail/probability && echo 1 > $fail/interval &&
+	echo 0 > $fail/verbose && echo 0 > $fail/space"
+active() { [ "$(stream_of "$1" 13)" = active ]; }
+
+# inject N: the next N bios of the disk fail.
+inject() { echo "$1" > "$fail/times"; echo 1 > "$disk/make-it-fail"; }
+stop_injecting() { echo 0 > "$disk/make-it-fail"; }
+
+echo 1 > /proc/sys/vm/drop_caches
+rdrt -a -r 1M -s 64k -b 2M -n 10M -v -S 61 -j --status "$dir/f1" > /tmp/ioerr1.json \
+	2> /tmp/ioerr1.err &
+p=$!
+await 10 active "$p"
+inject 1
+wait "$p"
+rc=$?
+stop_injecting
+is "$(cat "$fail/times")" 0 "one bio of the disk failed"
+is "$rc:$(json_field "$(cat /tmp/ioerr1.json)" verified)" 0:true \
+	"after one failed refill read: every byte as written" || diag "$(cat /tmp/ioerr1.err)"
+grep -q "before stop: .* end_reason 0$" /tmp/ioerr1.err &&
+	pass "the stream went on to the end (not ended by the error)" ||
+	{ fail "the stream went on to the end (not ended by the error)"; diag "$(cat /tmp/ioerr1.err)"; }
+is "$(json_field "$(cat /tmp/ioerr1.json)" misses)" 0 "no read missed the buffer"
+
+# A device that keeps failing: the stream ends, reason refill error (5).
+echo 1 > /proc/sys/vm/drop_caches
+rdrt -a -r 1M -s 64k -b 2M -n 10M "$dir/f1" > /dev/null 2>&1 &
+p=$!
+await 10 active "$p"
+inject -1
+await 20 sh -c "[ \"\$(awk -v p=$p '\$2 == p { print \$13, \$14 }' /sys/kernel/debug/abiss/streams)\" = 'ended 5' ]" &&
+	pass "a device that keeps failing ends the stream: refill error" ||
+	{ fail "a device that keeps failing ends the stream: refill error"; diag "$(cat /sys/kernel/debug/abiss/streams)"; }
+stop_injecting
+echo 0 > "$fail/times"
+kill "$p" 2> /dev/null
+wait "$p" 2> /dev/null
+is "$(abissd_reserved 0)" 0 "abissd got both reservations back"
+abissd_stop
+check "umount" umount "$mnt"
+done_testing
