@@ -147,7 +147,7 @@ $(BUILD)/host/test/libabiss-test: tools/test/libabiss-test.c $(HOST_LIBS)
 
 # The test programs may use libabiss, the test pattern and util.h.
 GUEST_TEST_SRCS := tools/lib/pattern.c $(LIB_SRCS)
-$(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)): $(GUEST_BIN)/%: uml-test/prog/%.c $(ABISS_H) \
+$(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)): $(GUEST_BIN)/%: uml-test/prog/%.c $(wildcard uml-test/prog/*.h) $(ABISS_H) \
 		$(GUEST_LIBS) $(GUEST_TEST_SRCS) $(RDRT_HDRS)
 	@mkdir -p $(@D)
 	$(HOST_CC) $(PROG_CFLAGS) $(SELFTEST_CFLAGS) $(GUEST_CFLAGS) -I$(BUILD)/guest/include \

@@ -60,6 +60,27 @@ skip_rest() {
 	done
 }
 
+# indented DESC CMD...: run CMD, a TAP program of its own, its output
+# indented under this script's; pass if it exits 0, else fail with its
+# exit status and first failed checks as diagnostics.
+indented() {
+	_d=$1
+	shift
+	{
+		"$@"
+		echo $? > /tmp/indented.rc
+	} 2>&1 | tee /tmp/indented.out | sed 's/^/    /'
+	if [ "$(cat /tmp/indented.rc)" = 0 ]; then
+		pass "$_d"
+	else
+		fail "$_d"
+		diag "'$*' exited with $(cat /tmp/indented.rc)"
+		grep -E '^not ok|FAIL|unexpected' /tmp/indented.out | head -n 8 | while read -r l; do
+			diag "$l"
+		done
+	fi
+}
+
 # bail REASON: stop the script; the plan comes out short.
 bail() { echo "Bail out! $*"; exit 1; }
 

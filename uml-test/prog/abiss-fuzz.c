@@ -57,6 +57,7 @@
 #include <linux/magic.h>
 
 #include "util.h"
+#include "tap-diag.h"
 
 #define DEV_ABISS	"/dev/abiss"
 #define STREAMS_FILE	"/sys/kernel/debug/abiss/streams"
@@ -158,27 +159,6 @@ static int add_check(const char *fmt, ...)
 
 #define inc(p)	__atomic_add_fetch((p), 1, __ATOMIC_RELAXED)
 
-/*
- * A "# " line, written at once with one write(2): threads and forked
- * children share stdout, and a child may not touch stdio's locks.
- */
-static void diag(const char *fmt, ...)
-{
-	char line[1024];
-	va_list ap;
-	int n;
-
-	n = snprintf(line, sizeof(line), "# ");
-	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = sizeof(line) - 2;
-	line[n++] = '\n';
-	if (write(STDOUT_FILENO, line, n) < 0)
-		return;
-}
-
 /* A failure of check @ck; the first MAX_DIAGS are told. */
 static void fail(int ck, const char *fmt, ...)
 {
@@ -191,7 +171,7 @@ static void fail(int ck, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	diag("%s", msg);
+	tap_diag("%s", msg);
 }
 
 static const char *ename(int e)
@@ -852,7 +832,7 @@ static void do_ioctl(struct worker *w, struct rng *r, const struct use *u,
 	snprintf(what, sizeof(what), "ioctl(%s [%s, slot %d], %#x %s, %s %s)",
 		 t->path, fls, u->slot, cmd, ckind_name[kind], pkind_name[pk], args);
 	if (opt_verbose && !child)
-		diag("thread %u call %llu: %s = %s", w->index,
+		tap_diag("thread %u call %llu: %s = %s", w->index,
 		     (unsigned long long)index, what, ename(err));
 	if (!es_has(&ok, err)) {
 		unexpected(t->check, &ok, err, what, w->index, index, child);
@@ -1391,7 +1371,7 @@ static void daemon_record(struct rng *r, const struct abiss_msg *m, ssize_t n)
 			     (unsigned long long)m->id);
 		else if (e->acc_session != dmn.session && e->live_session != dmn.session &&
 			 ++dmn.unannounced <= 5)
-			diag("END (reason %u) of stream %llu in daemon session %u, which had no "
+			tap_diag("END (reason %u) of stream %llu in daemon session %u, which had no "
 			     "LIVE for it: session %u admitted it (seed %llu)", m->reason,
 			     (unsigned long long)m->id, dmn.session, e->acc_session,
 			     (unsigned long long)opt_seed);
@@ -2223,7 +2203,7 @@ int main(int argc, char **argv)
 			char line[512];
 
 			while (f && fgets(line, sizeof(line), f))
-				diag("  %s", strtok(line, "\n"));
+				tap_diag("  %s", strtok(line, "\n"));
 			if (f)
 				fclose(f);
 		}

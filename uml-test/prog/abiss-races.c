@@ -58,6 +58,7 @@
 #include <linux/abiss.h>
 
 #include "pattern.h"
+#include "tap-diag.h"
 #include "kselftest_harness.h"
 
 #define FILE_SIZE	(1 << 20)
@@ -155,24 +156,6 @@ static void jitter(struct rng *r, unsigned int max_us)
 
 /* --- output and tallies -------------------------------------------------- */
 
-/* A "# " line on stdout at once: the harness's child ends with _exit(). */
-static void note(const char *fmt, ...)
-{
-	char line[1024];
-	va_list ap;
-	int n;
-
-	n = snprintf(line, sizeof(line), "# ");
-	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = sizeof(line) - 2;
-	line[n++] = '\n';
-	if (write(STDOUT_FILENO, line, n) < 0)
-		return;
-}
-
 static const char *ename(int e)
 {
 	const char *n = e ? strerrorname_np(e) : "ok";
@@ -234,7 +217,7 @@ static void race_fail(struct race *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	note("FAIL %s round %d (ABISS_RACE_SEED=%llu): %s", r->name, r->round,
+	tap_diag("FAIL %s round %d (ABISS_RACE_SEED=%llu): %s", r->name, r->round,
 	     (unsigned long long)base_seed, msg);
 }
 
@@ -251,7 +234,7 @@ static void race_init(struct race *r, struct __test_metadata *md, const char *na
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 	r->rng.s = base_seed ^ h;
 	r->t0 = now_ms();
-	note("%s: %d rounds, ABISS_RACE_SEED=%llu", name, r->rounds,
+	tap_diag("%s: %d rounds, ABISS_RACE_SEED=%llu", name, r->rounds,
 	     (unsigned long long)base_seed);
 }
 
@@ -259,7 +242,7 @@ static void race_init(struct race *r, struct __test_metadata *md, const char *na
 static int race_next(struct race *r)
 {
 	if (r->fails >= MAX_FAILS) {
-		note("%s: stopped after %u failures, in round %d", r->name,
+		tap_diag("%s: stopped after %u failures, in round %d", r->name,
 		     r->fails, r->round);
 		return 0;
 	}
@@ -620,7 +603,7 @@ static long daemon_held(struct daemon *d)
 static void daemon_summary(struct daemon *d, const char *name)
 {
 	pthread_mutex_lock(&d->lock);
-	note("%s: daemon: %u sessions, %lu requests (%lu accepted, %lu denied, %lu "
+	tap_diag("%s: daemon: %u sessions, %lu requests (%lu accepted, %lu denied, %lu "
 	     "gone before the reply), %lu LIVE, %lu END (stopped %lu, closed %lu, "
 	     "truncated %lu, unmounted %lu, error %lu, admin %lu)", name, d->session,
 	     d->requests, d->accepted, d->denied, d->lost, d->lives, d->ends,
@@ -679,7 +662,7 @@ static void kstate_dump(void)
 	int n = 0;
 
 	while (f && fgets(line, sizeof(line), f) && n++ < 12)
-		note("  %s", strtok(line, "\n"));
+		tap_diag("  %s", strtok(line, "\n"));
 	if (f)
 		fclose(f);
 }
@@ -770,7 +753,7 @@ static void race_finish(struct race *r, struct daemon *d, const char *outcomes)
 	if (kstate_read(&k) || k.listed || k.held)
 		race_fail(r, "at the end debugfs lists %d streams holding %ld pages",
 			  k.listed, k.held);
-	note("%s: %d rounds in %.1f s; %s", r->name, r->rounds,
+	tap_diag("%s: %d rounds in %.1f s; %s", r->name, r->rounds,
 	     (now_ms() - r->t0) / 1000.0, outcomes);
 	daemon_summary(d, r->name);
 }

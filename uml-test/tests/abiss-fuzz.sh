@@ -19,24 +19,11 @@ threads=${ABISS_FUZZ_THREADS:-4}
 max_kib=16384
 sysctl=/proc/sys/fs/abiss/max_buffer_kbytes
 
-# fuzz DESCRIPTION ARG...: run abiss-fuzz, its TAP indented, and pass if it
-# exits 0; on a failure, its failed checks and first reports as diagnostics.
+# fuzz DESCRIPTION ARG...: abiss-fuzz, its TAP indented (tap.sh).
 fuzz() {
-	_d=$1
+	_fd=$1
 	shift
-	{
-		abiss-fuzz --seed "$seed" --threads "$threads" "$@"
-		echo $? > /tmp/fuzz.rc
-	} 2>&1 | tee /tmp/fuzz.out | sed 's/^/    /'
-	if [ "$(cat /tmp/fuzz.rc)" = 0 ]; then
-		pass "$_d"
-	else
-		fail "$_d"
-		diag "abiss-fuzz exited with $(cat /tmp/fuzz.rc): seed $seed, $*"
-		grep -E '^not ok|unexpected' /tmp/fuzz.out | head -n 5 | while read -r l; do
-			diag "$l"
-		done
-	fi
+	indented "$_fd" abiss-fuzz --seed "$seed" --threads "$threads" "$@"
 }
 
 plan 8

@@ -16,23 +16,11 @@
 rounds=${ABISS_RACE_ROUNDS:-25}
 kml=/sys/kernel/debug/kmemleak
 
-# races FS: run abiss-races in /mnt/FS/races, its TAP indented, and pass
-# if it exits 0; on a failure, its failed checks as diagnostics.
+# races FS: abiss-races in /mnt/FS/races, its TAP indented (tap.sh).
 races() {
 	mkdir -p "/mnt/$1/races"
-	{
-		ABISS_TEST_DIR="/mnt/$1/races" ABISS_RACE_ROUNDS=$rounds abiss-races
-		echo $? > /tmp/races.rc
-	} 2>&1 | tee /tmp/races.out | sed 's/^/    /'
-	if [ "$(cat /tmp/races.rc)" = 0 ]; then
-		pass "abiss-races on $1, $rounds rounds per race"
-	else
-		fail "abiss-races on $1, $rounds rounds per race"
-		diag "abiss-races exited with $(cat /tmp/races.rc)"
-		grep -E '^not ok|FAIL' /tmp/races.out | head -n 8 | while read -r l; do
-			diag "$l"
-		done
-	fi
+	indented "abiss-races on $1, $rounds rounds per race" \
+		env ABISS_TEST_DIR="/mnt/$1/races" ABISS_RACE_ROUNDS="$rounds" abiss-races
 	rm -rf "/mnt/$1/races"
 }
 

@@ -33,7 +33,13 @@ hold() {
 	held=$!
 	await 10 sh -c "[ \"\$(awk -v p=$held '\$2 == p { print \$13 }' $DEBUGFS/streams)\" = active ]"
 }
-unhold() { kill "$held"; wait "$held" 2> /dev/null; }
+# unhold: end that stream; returns once it is gone (a refill in flight
+# holds the file, and the stream ends when it lets go).
+unhold() {
+	kill "$held"
+	wait "$held" 2> /dev/null
+	await 10 sh -c "! awk -v p=$held '\$2 == p { f = 1 } END { exit !f }' $DEBUGFS/streams"
+}
 DEBUGFS=/sys/kernel/debug/abiss
 
 # RLIMIT_MEMLOCK of 4 MiB for uid 1000.
