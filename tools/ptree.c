@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ptree - draw the ABISS prio tree.
+ * ptree - draw the ABISS prio trees.
  *
- * The kernel prints its red-black tree of streams waiting for a refill
- * (fs/abiss/prio.c, abiss_prio_show()) in order, one node a line, indented
- * two spaces per level:
+ * ABISS refills each disk's streams in deadline order, from one red-black
+ * tree per disk.  The kernel prints them (fs/abiss/prio.c,
+ * abiss_prio_show()) one section per disk: a device line with its number,
+ * name and measured refill latency, then its tree in order, one node a
+ * line, indented two spaces per level:
  *
+ *	device 254:0 nullb0 latency_us 1234
  *	  R stream 3 due -20 us
  *	B stream 5 due +1200 us
  *	  R stream 7 due +5000 us
+ *	device 98:0 ubda latency_us 0
+ *
+ * Older kernels printed one tree, without device lines; such a file is
+ * read as one tree with no device.
  *
  * In-order positions and depths together fix the shape of a binary tree,
- * so ptree rebuilds it, draws it root first with connectors, annotates
- * each node from the stream list, and checks what the kernel promises: a
- * binary tree, in deadline order, with the red-black rules.
+ * so ptree rebuilds each tree, draws it root first with connectors,
+ * annotates each node from the stream list, and checks what the kernel
+ * promises: binary trees, each in deadline order, with the red-black rules.
  */
 #include <err.h>
 #include <errno.h>
@@ -55,13 +62,25 @@ struct node {
 	int left, right;	/* indexes, -1: none */
 };
 
+/* One disk's tree: the lines after its device line, or a whole old file. */
 struct tree {
 	const char *path;
 	struct node *v;
-	size_t n;
+	size_t n, cap;
 	int root;
 	unsigned int height;		/* levels */
 	unsigned int black_height;	/* black nodes on each root-leaf path */
+	/* From the device line; name NULL: an old file, without one. */
+	char *name;
+	unsigned int major, minor;
+	uint64_t latency_us;		/* the disk's measured refill latency */
+	size_t line;			/* of the device line */
+};
+
+/* What prio_tree holds: its trees, in the file's order. */
+struct prio {
+	struct tree *v;
+	size_t n;
 };
 
 static void __attribute__((noreturn)) usage(void)
@@ -71,8 +90,8 @@ static void __attribute__((noreturn)) usage(void)
 
 	fputs("\nUsage:\n", out);
 	fprintf(out, " %s [options]\n", p);
-	fputs("\nDraw the ABISS prio tree: the streams waiting for a refill, by\n"
-	      "deadline, each with its pid, rate and buffer fill.\n", out);
+	fputs("\nDraw the ABISS prio trees: for each disk, the streams waiting for a\n"
+	      "refill, by deadline, each with its pid, rate and buffer fill.\n", out);
 	fputs("\nOptions:\n", out);
 	fputs(" -f, --file <path>     read a saved prio_tree dump\n", out);
 	fputs(" -s, --streams <path>  read a saved streams dump (for the annotations)\n", out);
@@ -178,43 +197,136 @@ static unsigned int check_rb(struct tree *t, int i)
 	return lh + !nd->red;
 }
 
-static void tree_read(struct tree *t, const char *path)
+/* "device MAJ:MIN NAME latency_us N" into @t; 0, or -1 if malformed. */
+static int parse_device(char *line, struct tree *t)
 {
-	size_t cap = 0, linecap = 0, lineno = 0;
+	char *w[6], *save;
+	size_t n = 0;
+
+	line[strcspn(line, "\n")] = '\0';
+	for (w[n] = strtok_r(line, " ", &save); w[n] && n < 5; w[n] = strtok_r(NULL, " ", &save))
+		n++;
+	if (n != 5 || w[5] || strcmp(w[0], "device") ||
+	    parse_devno(w[1], &t->major, &t->minor) || strcmp(w[3], "latency_us") ||
+	    parse_u64(w[4], &t->latency_us))
+		return -1;
+	t->name = strdup(w[2]);
+	if (!t->name)
+		err(EXIT_FAIL, "out of memory");
+	return 0;
+}
+
+/* A device line: the word "device" first, not indented. */
+static bool is_device_line(const char *line)
+{
+	return !strncmp(line, "device", 6) &&
+	       (line[6] == ' ' || line[6] == '\n' || line[6] == '\0');
+}
+
+/* A new, empty tree at the end of @p. */
+static struct tree *prio_add(struct prio *p, const char *path)
+{
+	struct tree *t;
+
+	p->v = realloc(p->v, (p->n + 1) * sizeof(*p->v));
+	if (!p->v)
+		err(EXIT_FAIL, "out of memory");
+	t = &p->v[p->n++];
+	memset(t, 0, sizeof(*t));
+	t->path = path;
+	t->root = -1;
+	return t;
+}
+
+/* Line @lineno of the file, a node, onto the last tree of @p. */
+static void node_add(struct prio *p, char *line, size_t lineno)
+{
+	struct tree *t = &p->v[p->n - 1];
+	struct node *nd;
+	size_t i, j;
+
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 16;
+		t->v = realloc(t->v, t->cap * sizeof(*t->v));
+		if (!t->v)
+			err(EXIT_FAIL, "out of memory");
+	}
+	nd = &t->v[t->n];
+	if (parse_node(line, nd))
+		bad_line(t, lineno, "not a prio tree line (\"<indent>R|B stream ID due +N us\")");
+	nd->line = lineno;
+	if (t->n && nd->due_us < t->v[t->n - 1].due_us)
+		bad_line(t, lineno, "due before the line above: not in deadline order");
+	/* A stream waits in at most one tree, once. */
+	for (i = 0; i < p->n; i++)
+		for (j = 0; j < p->v[i].n; j++)
+			if (p->v[i].v[j].id == nd->id)
+				bad_line(t, lineno, "stream %llu a second time (first on line %zu)",
+					 (unsigned long long)nd->id, p->v[i].v[j].line);
+	t->n++;
+}
+
+/* All of @t read: rebuild its shape and check the red-black rules. */
+static void tree_check(struct tree *t)
+{
+	t->root = build(t, 0, t->n, 0);
+	if (t->root >= 0 && t->v[t->root].red)
+		bad_line(t, t->v[t->root].line, "the root is red");
+	t->black_height = check_rb(t, t->root) - 1;
+}
+
+static void prio_read(struct prio *p, const char *path)
+{
+	size_t linecap = 0, lineno = 0, i;
+	struct tree *t = NULL;
 	char *line = NULL;
 	FILE *fp;
 
-	t->path = path;
-	t->v = NULL;
-	t->n = 0;
-	t->height = 0;
+	p->v = NULL;
+	p->n = 0;
 	fp = fopen(path, "re");
 	if (!fp)
 		errx(EXIT_FAIL, "cannot open '%s': %s%s", path, strerror(errno),
 		     errno == ENOENT && !opt.file ? " (is debugfs mounted?)" : "");
 	while (getline(&line, &linecap, fp) != -1) {
 		lineno++;
-		if (t->n == cap) {
-			cap = cap ? 2 * cap : 16;
-			t->v = realloc(t->v, cap * sizeof(*t->v));
-			if (!t->v)
-				err(EXIT_FAIL, "out of memory");
+		if (!is_device_line(line)) {
+			if (!t)		/* an old file: one tree, no device */
+				t = prio_add(p, path);
+			node_add(p, line, lineno);
+			continue;
 		}
-		if (parse_node(line, &t->v[t->n]))
-			bad_line(t, lineno, "not a prio tree line (\"<indent>R|B stream ID due +N us\")");
-		t->v[t->n].line = lineno;
-		if (t->n && t->v[t->n].due_us < t->v[t->n - 1].due_us)
-			bad_line(t, lineno, "due before the line above: not in deadline order");
-		t->n++;
+		if (t && !t->name)
+			bad_line(t, t->v[0].line, "a stream before the first device line (line %zu)",
+				 lineno);
+		if (t)
+			tree_check(t);
+		t = prio_add(p, path);
+		t->line = lineno;
+		if (parse_device(line, t))
+			bad_line(t, lineno, "not a device line (\"device MAJ:MIN NAME latency_us N\")");
+		for (i = 0; i + 1 < p->n; i++)
+			if (p->v[i].major == t->major && p->v[i].minor == t->minor)
+				bad_line(t, lineno, "device %u:%u a second time (first on line %zu)",
+					 t->major, t->minor, p->v[i].line);
 	}
 	if (ferror(fp))
 		err(EXIT_FAIL, "cannot read '%s'", path);
 	fclose(fp);
 	free(line);
-	t->root = build(t, 0, t->n, 0);
-	if (t->root >= 0 && t->v[t->root].red)
-		bad_line(t, t->v[t->root].line, "the root is red");
-	t->black_height = check_rb(t, t->root) - 1;
+	if (t)
+		tree_check(t);
+}
+
+static void prio_free(struct prio *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		free(p->v[i].v);
+		free(p->v[i].name);
+	}
+	free(p->v);
 }
 
 /* --- drawing ------------------------------------------------------------ */
@@ -265,13 +377,39 @@ static void draw_children(const struct tree *t, int i, const struct kstreams *ks
 	}
 }
 
+/* One tree: under a heading naming its disk, if it has one. */
+static void draw_tree(const struct tree *t, const struct kstreams *ks, const struct glyphs *g)
+{
+	char prefix[MAX_DEPTH * 8 + 1] = "";
+
+	if (t->name) {
+		printf("device %s (%u:%u), refill latency %llu.%03llu ms, ", t->name, t->major,
+		       t->minor, (unsigned long long)(t->latency_us / 1000),
+		       (unsigned long long)(t->latency_us % 1000));
+		if (t->n)
+			printf("%zu stream%s\n", t->n, t->n == 1 ? "" : "s");
+		else
+			puts("no streams");
+	}
+	if (t->root < 0)
+		return;
+	print_node(&t->v[t->root], ks);
+	draw_children(t, t->root, ks, g, prefix, sizeof(prefix));
+	printf("%zu stream%s in the tree", t->n, t->n == 1 ? "" : "s");
+	if (ks)
+		printf(" (of %zu)", ks->n);
+	printf(", height %u, black height %u; next: stream %llu, due %+lld us\n",
+	       t->height, t->black_height, (unsigned long long)t->v[0].id, t->v[0].due_us);
+}
+
 static int draw(void)
 {
-	char *tree_path = NULL, *streams_path = NULL, prefix[MAX_DEPTH * 8 + 1] = "";
+	char *tree_path = NULL, *streams_path = NULL;
 	const char *sp = opt.streams;
 	struct kstreams ks;
-	struct tree t;
+	struct prio p;
 	bool have_ks = false;
+	size_t i;
 
 	if (!opt.file && asprintf(&tree_path, "%s/prio_tree", opt.debugfs) < 0)
 		err(EXIT_FAIL, "out of memory");
@@ -280,27 +418,22 @@ static int draw(void)
 			err(EXIT_FAIL, "out of memory");
 		sp = streams_path;
 	}
-	tree_read(&t, opt.file ? opt.file : tree_path);
+	prio_read(&p, opt.file ? opt.file : tree_path);
 	if (sp) {
 		if (kstreams_read(sp, &ks, false))
 			exit(EXIT_FAIL);
 		have_ks = true;
 	}
-	if (t.root < 0) {
+	if (!p.n)
 		puts("(no streams)");
-	} else {
-		print_node(&t.v[t.root], have_ks ? &ks : NULL);
-		draw_children(&t, t.root, have_ks ? &ks : NULL, opt.ascii ? &ascii : &box,
-			      prefix, sizeof(prefix));
-		printf("%zu stream%s in the tree", t.n, t.n == 1 ? "" : "s");
-		if (have_ks)
-			printf(" (of %zu)", ks.n);
-		printf(", height %u, black height %u; next: stream %llu, due %+lld us\n",
-		       t.height, t.black_height, (unsigned long long)t.v[0].id, t.v[0].due_us);
+	for (i = 0; i < p.n; i++) {
+		if (i)
+			putchar('\n');
+		draw_tree(&p.v[i], have_ks ? &ks : NULL, opt.ascii ? &ascii : &box);
 	}
 	if (have_ks)
 		kstreams_free(&ks);
-	free(t.v);
+	prio_free(&p);
 	free(tree_path);
 	free(streams_path);
 	return EXIT_OK;

@@ -42,7 +42,7 @@ ctl_streams() {
 }
 
 # ctl_active N: debugfs lists N active streams.
-ctl_active() { [ "$(grep -c ' active [0-9]*$' "$DEBUGFS/streams")" = "$1" ]; }
+ctl_active() { [ "$(awk '$13 == "active"' "$DEBUGFS/streams" | wc -l)" = "$1" ]; }
 
 # ctl_stop_streams: end the readers (their close ends the streams).
 ctl_stop_streams() {

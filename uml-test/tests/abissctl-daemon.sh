@@ -61,16 +61,16 @@ umount /etc/passwd
 out=$(ctl stop 999999 2>&1)
 is "$?:$(echo "$out" | grep -c '^abissctl: stop 999999: .*(ENOENT)$')" "1:1" \
 	"stop of an unknown id: exit 1, ENOENT"
-is "$(grep -c " active [0-9]*$" "$DEBUGFS/streams")" 2 "both streams still run"
+is "$(awk '$13 == "active"' "$DEBUGFS/streams" | wc -l)" 2 "both streams still run"
 out=$(ctl stop "$id1" 2>&1)
 is "$?:$out" "0:" "stop by root: exit 0, nothing printed"
 reserved_is() { [ "$(ctl -n -b status | awk '$1 == "98:0" { print $5 }')" = "$1" ]; }
 await 10 reserved_is 200000
 is "$(ctl -n -b status | awk '$1 == "98:0" { print $5, $7 }')" "200000 1" \
 	"its reservation is released"
-is "$(awk -v i="$id1" '$1 == i { print $NF }' "$DEBUGFS/streams")" 6 \
+is "$(awk -v i="$id1" '$1 == i { print $14 }' "$DEBUGFS/streams")" 6 \
 	"the kernel ended it as stopped by abissd (ABISS_END_ADMIN)"
-is "$(awk -v i="$id2" '$1 == i { print $(NF - 1) }' "$DEBUGFS/streams")" active \
+is "$(awk -v i="$id2" '$1 == i { print $13 }' "$DEBUGFS/streams")" active \
 	"the other stream runs on"
 
 # --- reload ---------------------------------------------------------------------------

@@ -52,7 +52,7 @@ id=$(stream_ids 0)
 is "$(ask "stop $id" 1000)" "error EPERM only root may stop ID" "uid 1000 may not stop it"
 is "$(ask "stop 12345" | cut -d' ' -f1-2)" "error ENOENT" "stop of an unknown id: ENOENT"
 is "$(ask "stop $id")" ok "root stops it"
-await 10 grep -q "^$id .* ended 6$" /sys/kernel/debug/abiss/streams &&
+await 10 awk -v i="$id" '$1 == i && $13 == "ended" && $14 == 6 { f = 1 } END { exit !f }' /sys/kernel/debug/abiss/streams &&
 	pass "the kernel ended it (by abissd)" ||
 	{ fail "the kernel ended it (by abissd)"; diag "$(cat /sys/kernel/debug/abiss/streams)"; }
 is "$(abissd_reserved 0)" 0 "its reservation is released"

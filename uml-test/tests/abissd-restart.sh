@@ -31,7 +31,7 @@ kill -9 "$ABISSD_PID"
 wait "$ABISSD_PID" 2> /dev/null
 [ -S "$ABISSD_SOCKET" ] && pass "abissd killed with -9 leaves its socket behind" ||
 	fail "abissd killed with -9 leaves its socket behind"
-grep -q "^$id .* active 0$" /sys/kernel/debug/abiss/streams &&
+awk -v i="$id" '$1 == i && $13 == "active" && $14 == 0 { f = 1 } END { exit !f }' /sys/kernel/debug/abiss/streams &&
 	pass "the stream outlives its abissd" || fail "the stream outlives its abissd"
 
 if abissd_run; then pass "abissd starts again over the stale socket"; else

@@ -62,7 +62,7 @@ umount -l /mnt/bind2
 sleep 1
 is "$(stream_of "$RDRT_PID" 13)" active "the lazy umount of another bind mount leaves it going"
 umount -l /mnt/bind1
-await 10 grep -q " ended 4$" /sys/kernel/debug/abiss/streams && \
+await 10 awk '$13 == "ended" && $14 == 4 { f = 1 } END { exit !f }' /sys/kernel/debug/abiss/streams && \
 	pass "the lazy umount of its own mount ends it, the file system still mounted" ||
 	fail "the lazy umount of its own mount ends it, the file system still mounted"
 wait "$RDRT_PID"
@@ -74,7 +74,7 @@ if umount "$mnt" 2> /dev/null; then fail "umount refused while a stream reads"; 
 is "$(abissd_reserved 2000000)" 2000000 "the refused umount leaves the stream running"
 check "umount -l detaches the file system" umount -l "$mnt"
 is "$(abissd_reserved 0)" 0 "the lazy umount ends the stream"
-await 10 grep -q " ended 4$" /sys/kernel/debug/abiss/streams && pass "debugfs says ended (unmounted)" ||
+await 10 awk '$13 == "ended" && $14 == 4 { f = 1 } END { exit !f }' /sys/kernel/debug/abiss/streams && pass "debugfs says ended (unmounted)" ||
 	fail "debugfs says ended (unmounted)"
 wait "$RDRT_PID"
 is "$?" 0 "the reader still reads its detached file to the end, data intact"
