@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -660,6 +661,79 @@ TEST_F_TIMEOUT(stream, position_past_a_huge_hole, 30)
 	EXPECT_EQ(pos, st.position);
 	EXPECT_EQ(1, st.misses);
 	EXPECT_EQ(0, ioctl(self->fd, ABISS_IOC_STOP));
+}
+
+#define TRACEFS	"/sys/kernel/tracing"
+
+/* Write @s to the tracefs file @name; 0 or an errno. */
+static int tracefs_write(const char *name, const char *s, int flags)
+{
+	char path[256];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", name);
+	fd = open(path, O_WRONLY | flags);
+	if (fd < 0)
+		return errno;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		err = errno;
+	close(fd);
+	return err;
+}
+
+/* Does the trace hold an event of @event for stream @id, then @rest? */
+static int traced(const char *trace, const char *event, __u64 id,
+		  const char *rest)
+{
+	char want[128];
+
+	snprintf(want, sizeof(want), "%s: id=%llu %s", event,
+		 (unsigned long long)id, rest);
+	return strstr(trace, want) != NULL;
+}
+
+/*
+ * The tracepoints fire for a stream's life: start, its first refill (due,
+ * issue, complete: its file was dropped from the page cache), a miss (a
+ * position move past the buffer) and its end.
+ */
+TEST_F(stream, tracepoints)
+{
+	struct abiss_status st = { .size = sizeof(st) };
+	struct abiss_start a = start_args();
+	__u64 pos = 3 << 20;
+	static char trace[1 << 20];
+	ssize_t n, len = 0;
+	int fd;
+
+	if (access(TRACEFS "/events", F_OK))
+		ASSERT_EQ(0, mount("tracefs", TRACEFS, "tracefs", 0, NULL));
+	ASSERT_EQ(0, tracefs_write("trace", "", O_TRUNC));
+	ASSERT_EQ(0, tracefs_write("events/abiss/enable", "1", 0));
+	/* Written back and dropped: the first fill reads. */
+	ASSERT_EQ(0, fsync(self->fd));
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_DONTNEED));
+	ASSERT_EQ(0, start(self->fd, &a));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_POSITION, &pos));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STOP));
+	ASSERT_EQ(0, tracefs_write("events/abiss/enable", "0", 0));
+
+	fd = open(TRACEFS "/trace", O_RDONLY);
+	ASSERT_LE(0, fd);
+	while (len < (ssize_t)sizeof(trace) - 1 &&
+	       (n = read(fd, trace + len, sizeof(trace) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	trace[len] = '\0';
+	EXPECT_TRUE(traced(trace, "abiss_stream_start", st.id, "dev="));
+	EXPECT_TRUE(traced(trace, "abiss_refill_due", st.id, "disk="));
+	EXPECT_TRUE(traced(trace, "abiss_refill_issue", st.id, "index=0 ahead=0"));
+	EXPECT_TRUE(traced(trace, "abiss_refill_complete", st.id, "lat_ns="));
+	EXPECT_TRUE(traced(trace, "abiss_miss", st.id, "pos=0 len=3145728"));
+	EXPECT_TRUE(traced(trace, "abiss_stream_end", st.id, "reason=stopped"));
+	if (_metadata->passed == 0 || !traced(trace, "abiss_stream_end", st.id, ""))
+		TH_LOG("trace: %.2000s", trace);
 }
 
 /* Bad arguments: every one refused before abissd is asked. */

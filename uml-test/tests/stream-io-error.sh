@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # A refill read that fails once is read again: a transient I/O error
 # (fault injection, fail_make_request: one bio of the disk fails) costs
-# the stream nothing; the reader gets all its data as written.  A device
+# the stream nothing; the reader gets all its data as written, and the
+# abiss_refill_error tracepoint tells of the failure.  A device
 # that keeps failing ends the stream with the refill-error reason.
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
 
-plan 10
+plan 11
 mnt=/mnt/vfat
 dir=$mnt/ioerr
 fail=/sys/kernel/debug/fail_make_request
@@ -25,6 +26,10 @@ active() { [ "$(stream_of "$1" 13)" = active ]; }
 inject() { echo "$1" > "$fail/times"; echo 1 > "$disk/make-it-fail"; }
 stop_injecting() { echo 0 > "$disk/make-it-fail"; }
 
+tracefs=/sys/kernel/tracing
+[ -d "$tracefs/events" ] || mount -t tracefs tracefs "$tracefs"
+: > "$tracefs/trace"
+echo 1 > "$tracefs/events/abiss/abiss_refill_error/enable"
 echo 1 > /proc/sys/vm/drop_caches
 rdrt -a -r 1M -s 64k -b 2M -n 10M -v -S 61 -j --status "$dir/f1" > /tmp/ioerr1.json \
 	2> /tmp/ioerr1.err &
@@ -41,6 +46,9 @@ grep -q "before stop: .* end_reason 0$" /tmp/ioerr1.err &&
 	pass "the stream went on to the end (not ended by the error)" ||
 	{ fail "the stream went on to the end (not ended by the error)"; diag "$(cat /tmp/ioerr1.err)"; }
 is "$(json_field "$(cat /tmp/ioerr1.json)" misses)" 0 "no read missed the buffer"
+echo 0 > "$tracefs/events/abiss/abiss_refill_error/enable"
+check "the failed read was traced (abiss_refill_error, no retry yet)" \
+	grep -q "abiss_refill_error: id=[0-9]* index=[0-9]* retries=0" "$tracefs/trace"
 
 # A device that keeps failing: the stream ends, reason refill error (5).
 echo 1 > /proc/sys/vm/drop_caches
