@@ -36,12 +36,13 @@ abissd_reserved() {
 }
 
 LOAD_PIDS=
-# load_readers DIR: 8 greedy readers of their own files (made unless
-# uml-test/run put them there), caches dropped often so that they keep the
-# disk busy.
+# load_readers DIR [SIZE]: 8 greedy readers of their own files of SIZE
+# (24M; made unless uml-test/run put them there), caches dropped often so
+# that they keep the disk busy.
 load_readers() {
 	for i in 1 2 3 4 5 6 7 8; do
-		[ -f "$1/greedy$i" ] || rdrt --create 24M --seed "$i" "$1/greedy$i" > /dev/null
+		[ -f "$1/greedy$i" ] ||
+			rdrt --create "${2:-24M}" --seed "$i" "$1/greedy$i" > /dev/null
 	done
 	for i in 1 2 3 4 5 6 7 8; do
 		(while :; do cat "$1/greedy$i" > /dev/null; done) &

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sixteen streams at once beside 8 greedy readers, their rates half of a
+# capped null_blk's bandwidth (16 x 625 kB/s of 20 MB/s, vfat), under each
+# scheduler that can carry streams: abiss, mq-deadline and bfq (the refill
+# bios carry IOPRIO_CLASS_RT, which all three serve first).  Every stream
+# reads its data as written and misses nothing.
+. /abiss/uml-test/lib/tap.sh
+. /abiss/uml-test/lib/stream.sh
+. /abiss/uml-test/lib/nullb.sh
+
+scheds="abiss mq-deadline bfq"
+plan 6
+nullb_names nb-many
+mnt=/mnt/nb-many
+check "a null_blk capped at 20 MB/s, 0.5 ms completions, with vfat" sh -c "mkdir $nb &&
+	echo 1 > $nb/memory_backed && echo 192 > $nb/size && echo 20 > $nb/mbps &&
+	echo 2 > $nb/irqmode && echo 500000 > $nb/completion_nsec && echo 1 > $nb/power &&
+	mkdosfs -F 32 /dev/$dev > /dev/null && mkdir -p $mnt && mount -t vfat /dev/$dev $mnt"
+mkfiles() {
+	for i in $(seq 16); do
+		rdrt --create 4M --seed $((100 + i)) "$mnt/s$i" > /dev/null || return 1
+	done
+}
+check "sixteen 4 MiB stream files" mkfiles
+if abissd_start 100M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+
+# many SCHED: the 16 streams for 6 s beside the greedy readers under SCHED.
+many() {
+	echo "$1" > "/sys/block/$dev/queue/scheduler" || return 1
+	echo 1 > /proc/sys/vm/drop_caches
+	load_readers "$mnt" 8M
+	sleep 1
+	pids=
+	for i in $(seq 16); do
+		rdrt -a -v -j -S $((100 + i)) -r 625k -s 64k -b 2M -t 6 "$mnt/s$i" \
+			> "/tmp/many$i.json" 2> "/tmp/many$i.err" &
+		pids="$pids $!"
+	done
+	bad=0 i=0 worst=0 refills=0
+	for p in $pids; do
+		i=$((i + 1))
+		wait "$p"
+		rc=$? j=$(cat "/tmp/many$i.json")
+		if [ $rc != 0 ] || [ "$(json_field "$j" verified)" != true ] ||
+		   [ "$(json_field "$j" misses)" != 0 ]; then
+			bad=$((bad + 1))
+			echo "stream $i: rdrt $rc, verified $(json_field "$j" verified)," \
+				"misses $(json_field "$j" misses); $(cat "/tmp/many$i.err")"
+		fi
+		w=$(json_field "$j" worst_latency_ns)
+		[ "${w:-0}" -gt "$worst" ] && worst=$w
+		r=$(json_field "$j" refills)
+		refills=$((refills + ${r:-0}))
+	done
+	load_stop
+	echo "under $1: worst read $((worst / 1000)) us, $refills refills"
+	[ $bad = 0 ]
+}
+for s in $scheds; do
+	if many "$s" > /tmp/many.out 2>&1; then
+		pass "16 streams under $s: data as written, no miss"
+	else
+		fail "16 streams under $s: data as written, no miss"
+	fi
+	diag "$(cat /tmp/many.out)"
+done
+abissd_stop
+umount "$mnt"
+echo 0 > "$nb/power"
+rmdir "$nb"
+done_testing
