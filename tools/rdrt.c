@@ -260,13 +260,17 @@ static void print_status(const char *when, const struct abiss_status *st)
 {
 	fprintf(stderr, "%s: stream status %s: id %llu flags 0x%x rate %llu buffer %llu "
 		"position %llu buffered %llu delivered %llu misses %llu refills %llu "
-		"worst_refill_ns %llu end_reason %u\n",
+		"worst_refill_ns %llu late_refills %llu worst_late_ns %llu "
+		"worst_take_late_ns %llu end_reason %u\n",
 		program_invocation_short_name, when, (unsigned long long)st->id,
 		st->flags, (unsigned long long)st->rate, (unsigned long long)st->buffer,
 		(unsigned long long)st->position, (unsigned long long)st->buffered,
 		(unsigned long long)st->delivered, (unsigned long long)st->misses,
 		(unsigned long long)st->refills,
-		(unsigned long long)st->worst_refill_ns, st->end_reason);
+		(unsigned long long)st->worst_refill_ns,
+		(unsigned long long)st->late_refills,
+		(unsigned long long)st->worst_late_ns,
+		(unsigned long long)st->worst_take_late_ns, st->end_reason);
 }
 
 /* Touch every page of [p, p + len), as a reader of a mapping would. */
@@ -455,13 +459,17 @@ static void print_json(const struct result *r)
 	       (unsigned long long)r->worst_ns, (unsigned long long)r->p99_ns);
 	if (r->have_status)
 		printf(", \"buffer\": %llu, \"misses\": %llu, \"refills\": %llu"
-		       ", \"worst_refill_ns\": %llu",
+		       ", \"worst_refill_ns\": %llu, \"late_refills\": %llu"
+		       ", \"worst_late_ns\": %llu",
 		       (unsigned long long)st->buffer, (unsigned long long)st->misses,
 		       (unsigned long long)st->refills,
-		       (unsigned long long)st->worst_refill_ns);
+		       (unsigned long long)st->worst_refill_ns,
+		       (unsigned long long)st->late_refills,
+		       (unsigned long long)st->worst_late_ns);
 	else
 		printf(", \"buffer\": null, \"misses\": null, \"refills\": null"
-		       ", \"worst_refill_ns\": null");
+		       ", \"worst_refill_ns\": null, \"late_refills\": null"
+		       ", \"worst_late_ns\": null");
 	if (opt.rate)
 		printf(", \"worst_lag_ns\": %llu", (unsigned long long)r->worst_lag_ns);
 	else

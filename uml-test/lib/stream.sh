@@ -100,6 +100,7 @@ check_stream() {
 	diag "$1: worst read $(($(json_field "$2" worst_latency_ns) / 1000)) us," \
 		"p99 $(($(json_field "$2" p99_latency_ns) / 1000)) us," \
 		"worst refill $(($(json_field "$2" worst_refill_ns) / 1000)) us," \
+		"$(json_field "$2" late_refills) late refills," \
 		"worst lag $(($(json_field "$2" worst_lag_ns) / 1000)) us," \
 		"$(json_field "$2" refills) refills"
 }

@@ -654,9 +654,11 @@ static const char *status_wrong(struct worker *w, uintptr_t p, uint32_t size)
 		return "an end reason while not ended";
 	if (!(st.flags & ABISS_STATUS_ACTIVE) && st.buffered)
 		return "buffered bytes while not active";
-	if (n >= sizeof(st) && (st.__reserved0 || st.__reserved[0] ||
-				st.__reserved[1] || st.__reserved[2] ||
-				st.__reserved[3]))
+	if (st.late_refills > st.refills)
+		return "more late refills than refills";
+	if (!st.late_refills != !st.worst_late_ns)
+		return "late refills and the latest's lateness disagree";
+	if (n >= sizeof(st) && (st.__reserved0 || st.__reserved[0]))
 		return "reserved fields not zero";
 	return NULL;
 }

@@ -8,7 +8,7 @@
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
 
-plan 11
+plan 12
 mnt=/mnt/vfat
 dir=$mnt/cg
 cgroot=/sys/fs/cgroup
@@ -66,6 +66,11 @@ rc=$?
 misses=$(json_field "$(cat /tmp/cg2.json)" misses)
 [ $rc = 0 ] && [ "${misses:-0}" -gt 0 ] && pass "io.max throttles the refills: reads missed" ||
 	{ fail "io.max throttles the refills: reads missed"; diag "exit $rc, misses ${misses:-none}: $(cat /tmp/cg2.err)"; }
+late=$(json_field "$(cat /tmp/cg2.json)" late_refills)
+worst=$(json_field "$(cat /tmp/cg2.json)" worst_late_ns)
+[ "${late:-0}" -gt 0 ] && [ "${worst:-0}" -gt 0 ] &&
+	pass "the status counts the late refills (${late} late, the latest by $((worst / 1000000)) ms)" ||
+	{ fail "the status counts the late refills"; diag "late_refills ${late:-none}, worst_late_ns ${worst:-none}"; }
 echo "$devno rbps=max" > "$cg/io.max"
 
 abissd_stop
