@@ -1,14 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
 # Sixteen streams at once beside 8 greedy readers, their rates half of a
-# capped null_blk's bandwidth (16 x 625 kB/s of 20 MB/s, vfat), under each
-# scheduler that can carry streams: abiss, mq-deadline and bfq (the refill
-# bios carry IOPRIO_CLASS_RT, which all three serve first).  Every stream
-# reads its data as written and misses nothing.
+# capped null_blk's bandwidth (16 x 625 kB/s of 20 MB/s, vfat), under abiss
+# and bfq (the refill bios carry IOPRIO_CLASS_RT, which both serve first);
+# then under abiss with two CPU-bound busy loops beside them (the refill
+# workers run at SCHED_FIFO).  Every stream reads its data as written and
+# misses nothing.  Not mq-deadline: on this device all of its I/O, the
+# refills' and the readers' own, once stood still for 90 s (1 run in 6),
+# which no scheduling of refills can hide (see the closing note of issue
+# 11); the elevator issue measures it.
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
 . /abiss/uml-test/lib/nullb.sh
 
-scheds="abiss mq-deadline bfq"
+scheds="abiss bfq"
 plan 6
 nullb_names nb-many
 mnt=/mnt/nb-many
@@ -64,6 +68,18 @@ for s in $scheds; do
 	fi
 	diag "$(cat /tmp/many.out)"
 done
+# busy: a CPU-bound loop in the background; its pid in busy_pids.
+busy_pids=
+busy() { (while :; do :; done) & busy_pids="$busy_pids $!"; }
+busy
+busy
+if many abiss > /tmp/many.out 2>&1; then
+	pass "16 streams under abiss beside 2 busy loops: data as written, no miss"
+else
+	fail "16 streams under abiss beside 2 busy loops: data as written, no miss"
+fi
+kill $busy_pids
+diag "$(cat /tmp/many.out)"
 abissd_stop
 umount "$mnt"
 echo 0 > "$nb/power"
