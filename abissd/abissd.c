@@ -98,10 +98,8 @@ static void __attribute__((noreturn)) usage(void)
 {
 	FILE *out = stdout;
 
-	fputs("\nUsage:\n", out);
-	fprintf(out, " %s [options]\n", program_invocation_short_name);
-	fprintf(out, " %s --calibrate <dev> [--calibrate-time <t>] [-c <file>]\n",
-		program_invocation_short_name);
+	usage_start("[options]", "--calibrate <dev> [--calibrate-time <t>] [-c <file>]",
+		    NULL);
 	fputs("\nAdmit or deny ABISS guaranteed-rate read streams by the policy of the\n"
 	      "config file: who may stream, within which limits, keeping the sum of the\n"
 	      "rates admitted on each device under its capacity times the ceiling.\n", out);
@@ -118,12 +116,10 @@ static void __attribute__((noreturn)) usage(void)
 	fputs("     --calibrate-time <t>  read this long (default 5 s)\n", out);
 	fputs(" -F, --foreground          do not daemonize; log to stderr\n", out);
 	fputs(" -d, --debug               log every message from the kernel too\n", out);
-	fputs(" -h, --help                display this help\n", out);
-	fputs(" -V, --version             display version\n", out);
+	usage_help_version(27);
 	fputs("\nSignals: SIGTERM and SIGINT stop it; SIGHUP reloads the config file;\n"
 	      "SIGUSR1 writes the status file (or logs the reservations without one).\n", out);
-	fprintf(out, "\nFor more details see %s(8).\n", program_invocation_short_name);
-	exit(EXIT_OK);
+	usage_see_man(8);
 }
 
 /* @path made absolute, since the daemon changes to / */
@@ -195,12 +191,8 @@ static void parse_args(int argc, char **argv)
 		case 'd':
 			opt.debug = true;
 			break;
-		case 'h':
-			usage();
-		case 'V':
-			print_version();
 		default:
-			try_help();
+			other_option(c, usage);
 		}
 	}
 	if (optind < argc)

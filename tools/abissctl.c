@@ -48,13 +48,9 @@ enum {
 static void __attribute__((noreturn)) usage(void)
 {
 	FILE *out = stdout;
-	const char *p = program_invocation_short_name;
 
-	fputs("\nUsage:\n", out);
-	fprintf(out, " %s [options] [status]\n", p);
-	fprintf(out, " %s [options] streams|list\n", p);
-	fprintf(out, " %s [options] stop <id>\n", p);
-	fprintf(out, " %s [options] reload\n", p);
+	usage_start("[options] [status]", "[options] streams|list", "[options] stop <id>",
+		    "[options] reload", NULL);
 	fputs("\nShow and control ABISS guaranteed-rate streams.\n", out);
 	fputs("\nCommands:\n", out);
 	fputs(" status           devices and streams, from abissd and the kernel\n"
@@ -69,10 +65,8 @@ static void __attribute__((noreturn)) usage(void)
 	      "                        (default " DEFAULT_DEBUGFS ")\n", out);
 	fputs(" -n, --numeric        no name lookups: devices and files as numbers\n", out);
 	fputs(" -b, --bytes          rates and sizes in bytes, not human-readable\n", out);
-	fputs(" -h, --help           display this help\n", out);
-	fputs(" -V, --version        display version\n", out);
-	fprintf(out, "\nFor more details see %s(8).\n", p);
-	exit(EXIT_OK);
+	usage_help_version(22);
+	usage_see_man(8);
 }
 
 /* --- the control socket ------------------------------------------------- */
@@ -507,12 +501,8 @@ int main(int argc, char **argv)
 		case 'b':
 			show_bytes = true;
 			break;
-		case 'h':
-			usage();
-		case 'V':
-			print_version();
 		default:
-			try_help();
+			other_option(c, usage);
 		}
 	}
 	cmd = optind < argc ? argv[optind++] : "status";

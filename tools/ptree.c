@@ -86,10 +86,8 @@ struct prio {
 static void __attribute__((noreturn)) usage(void)
 {
 	FILE *out = stdout;
-	const char *p = program_invocation_short_name;
 
-	fputs("\nUsage:\n", out);
-	fprintf(out, " %s [options]\n", p);
+	usage_start("[options]", NULL);
 	fputs("\nDraw the ABISS prio trees: for each disk, the streams waiting for a\n"
 	      "refill, by deadline, each with its pid, rate and buffer fill.\n", out);
 	fputs("\nOptions:\n", out);
@@ -100,10 +98,8 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -a, --ascii           draw with ASCII, not box-drawing characters\n", out);
 	fputs(" -b, --bytes           rates and sizes in bytes, not human-readable\n", out);
 	fputs(" -w, --watch <time>    redraw every <time> (seconds, or 500ms)\n", out);
-	fputs(" -h, --help            display this help\n", out);
-	fputs(" -V, --version         display version\n", out);
-	fprintf(out, "\nFor more details see %s(1).\n", p);
-	exit(EXIT_OK);
+	usage_help_version(23);
+	usage_see_man(1);
 }
 
 /* --- reading ------------------------------------------------------------ */
@@ -477,12 +473,8 @@ int main(int argc, char **argv)
 			if (parse_duration(optarg, &opt.watch) || opt.watch == 0)
 				usage_error("bad interval: '%s'", optarg);
 			break;
-		case 'h':
-			usage();
-		case 'V':
-			print_version();
 		default:
-			try_help();
+			other_option(c, usage);
 		}
 	}
 	if (optind < argc)

@@ -15,7 +15,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -70,11 +69,8 @@ enum {
 static void __attribute__((noreturn)) usage(void)
 {
 	FILE *out = stdout;
-	const char *p = program_invocation_short_name;
 
-	fputs("\nUsage:\n", out);
-	fprintf(out, " %s [options] <file>\n", p);
-	fprintf(out, " %s --create <size> [--seed <n>] <file>\n", p);
+	usage_start("[options] <file>", "--create <size> [--seed <n>] <file>", NULL);
 	fputs("\nRead a file at a steady rate, optionally as an ABISS guaranteed-rate\n"
 	      "stream, and report the latency of every read.\n", out);
 	fputs("\nOptions:\n", out);
@@ -95,25 +91,12 @@ static void __attribute__((noreturn)) usage(void)
 	      "                            locked, as a real-time player would\n", out);
 	fputs("     --status             print the stream status after the start and\n"
 	      "                            before the stop (to stderr)\n", out);
-	fputs(" -h, --help               display this help\n", out);
-	fputs(" -V, --version            display version\n", out);
-	fprintf(out, "\nFor more details see %s(1).\n", p);
-	exit(EXIT_OK);
-}
-
-static uint64_t arg_number(int (*parse)(const char *, uint64_t *),
-			   const char *what, const char *arg)
-{
-	uint64_t v;
-
-	if (parse(arg, &v) || v == 0)
-		usage_error("bad %s: '%s'", what, arg);
-	return v;
+	usage_help_version(26);
+	usage_see_man(1);
 }
 
 static void parse_args(int argc, char **argv)
 {
-	uint64_t prio;
 	static const struct option longopts[] = {
 		{ "rate",       required_argument, NULL, 'r' },
 		{ "read-size",  required_argument, NULL, 's' },
@@ -175,26 +158,16 @@ static void parse_args(int argc, char **argv)
 			opt.json = true;
 			break;
 		case 'R':
-			if (parse_u64(optarg, &prio) || prio < 1 || prio > 99)
-				usage_error("bad real-time priority: '%s' (1-99)", optarg);
-			opt.rt_prio = (unsigned int)prio;
+			opt.rt_prio = arg_rt_prio(optarg);
 			break;
 		case OPT_STATUS:
 			opt.status = true;
 			break;
-		case 'h':
-			usage();
-		case 'V':
-			print_version();
 		default:
-			try_help();
+			other_option(c, usage);
 		}
 	}
-	if (optind == argc)
-		usage_error("no file given");
-	if (optind + 1 < argc)
-		usage_error("unexpected argument: '%s'", argv[optind + 1]);
-	opt.file = argv[optind];
+	opt.file = arg_file(argc, argv);
 
 	if (opt.create && (opt.abiss || opt.mmap || opt.verify || opt.rate || opt.json))
 		usage_error("--create writes a file: it takes only --seed");
@@ -282,25 +255,6 @@ static void touch_pages(const unsigned char *p, size_t len, size_t page)
 	for (i = 0; i < len; i += page - ((uintptr_t)(p + i) & (page - 1)))
 		sink += p[i];
 	(void)sink;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile @pct of @n latencies (sorts them). */
-static uint64_t percentile(uint64_t *lat, size_t n, unsigned int pct)
-{
-	size_t rank;
-
-	if (!n)
-		return 0;
-	qsort(lat, n, sizeof(*lat), cmp_u64);
-	rank = (n * pct + 99) / 100;
-	return lat[rank ? rank - 1 : 0];
 }
 
 static void check_data(struct result *r, const unsigned char *p, uint64_t off, size_t n)
@@ -413,7 +367,8 @@ static void run(int fd, struct result *r)
 			break;
 	}
 	r->run_ns = now_ns() - start;
-	r->p99_ns = percentile(lat, r->reads, 99);
+	sort_u64(lat, r->reads);
+	r->p99_ns = nearest_rank(lat, r->reads, 990);
 
 	if (opt.abiss) {
 		if (!get_status(fd, &r->status)) {
@@ -428,20 +383,6 @@ static void run(int fd, struct result *r)
 		munmap(map, size);
 	free(buf);
 	free(lat);
-}
-
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
 }
 
 static void print_json(const struct result *r)
@@ -525,15 +466,9 @@ int main(int argc, char **argv)
 	if (opt.create)
 		return create_file();
 
-	if (opt.rt_prio) {
-		struct sched_param sp = { .sched_priority = (int)opt.rt_prio };
-
-		if (sched_setscheduler(0, SCHED_FIFO, &sp))
-			err(EXIT_FAIL, "cannot run at real-time priority %u", opt.rt_prio);
-		/* Not MCL_FUTURE: that would lock a whole mmap()ed file in. */
-		if (mlockall(MCL_CURRENT))
-			err(EXIT_FAIL, "cannot lock memory");
-	}
+	/* Not MCL_FUTURE: that would lock a whole mmap()ed file in. */
+	if (opt.rt_prio)
+		realtime(opt.rt_prio, MCL_CURRENT);
 	fd = open(opt.file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		err(EXIT_FAIL, "cannot open '%s'", opt.file);

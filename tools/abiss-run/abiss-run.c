@@ -37,10 +37,8 @@ static struct {
 static void __attribute__((noreturn)) usage(void)
 {
 	FILE *out = stdout;
-	const char *p = program_invocation_short_name;
 
-	fputs("\nUsage:\n", out);
-	fprintf(out, " %s --rate <rate> [options] [--] <program> [<argument>...]\n", p);
+	usage_start("--rate <rate> [options] [--] <program> [<argument>...]", NULL);
 	fputs("\nRun a program with an ABISS guaranteed-rate stream on every regular\n"
 	      "file it opens for reading only.\n", out);
 	fputs("\nOptions:\n", out);
@@ -52,10 +50,8 @@ static void __attribute__((noreturn)) usage(void)
 	      "                          matches the pattern (fnmatch(3))\n", out);
 	fputs(" -v, --verbose          tell each stream started\n", out);
 	fputs(" -s, --strict           fail the open when its stream cannot start\n", out);
-	fputs(" -h, --help             display this help\n", out);
-	fputs(" -V, --version          display version\n", out);
-	fprintf(out, "\nFor more details see %s(1).\n", p);
-	exit(EXIT_OK);
+	usage_help_version(24);
+	usage_see_man(1);
 }
 
 static void parse_args(int argc, char **argv)
@@ -94,12 +90,8 @@ static void parse_args(int argc, char **argv)
 		case 's':
 			opt.strict = true;
 			break;
-		case 'h':
-			usage();
-		case 'V':
-			print_version();
 		default:
-			try_help();
+			other_option(c, usage);
 		}
 	}
 	if (!opt.rate)

@@ -2,10 +2,13 @@
 /*
  * Helpers shared by abissd and the ABISS tools.  See util.h.
  */
+#include <err.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -122,6 +125,34 @@ bad:
 	return -1;
 }
 
+uint64_t arg_number(int (*parse)(const char *, uint64_t *), const char *what,
+		    const char *arg)
+{
+	uint64_t v;
+
+	if (parse(arg, &v) || v == 0)
+		usage_error("bad %s: '%s'", what, arg);
+	return v;
+}
+
+unsigned int arg_rt_prio(const char *arg)
+{
+	uint64_t prio;
+
+	if (parse_u64(arg, &prio) || prio < 1 || prio > 99)
+		usage_error("bad real-time priority: '%s' (1-99)", arg);
+	return (unsigned int)prio;
+}
+
+const char *arg_file(int argc, char **argv)
+{
+	if (optind == argc)
+		usage_error("no file given");
+	if (optind + 1 < argc)
+		usage_error("unexpected argument: '%s'", argv[optind + 1]);
+	return argv[optind];
+}
+
 uint64_t muldiv64(uint64_t a, uint64_t b, uint64_t c)
 {
 	unsigned __int128 r = (unsigned __int128)a * b / c;
@@ -173,6 +204,39 @@ void try_help(void)
 	exit(EXIT_USAGE);
 }
 
+void other_option(int c, void (*usage)(void))
+{
+	if (c == 'h')
+		usage();
+	if (c == 'V')
+		print_version();
+	try_help();
+}
+
+void usage_start(const char *synopsis, ...)
+{
+	va_list ap;
+	const char *s;
+
+	fputs("\nUsage:\n", stdout);
+	va_start(ap, synopsis);
+	for (s = synopsis; s; s = va_arg(ap, const char *))
+		printf(" %s %s\n", program_invocation_short_name, s);
+	va_end(ap);
+}
+
+void usage_help_version(int col)
+{
+	printf(" %-*s%s\n", col - 1, "-h, --help", "display this help");
+	printf(" %-*s%s\n", col - 1, "-V, --version", "display version");
+}
+
+void usage_see_man(int section)
+{
+	printf("\nFor more details see %s(%d).\n", program_invocation_short_name, section);
+	exit(EXIT_OK);
+}
+
 void close_stdout(void)
 {
 	int bad = ferror(stdout);
@@ -185,4 +249,50 @@ void close_stdout(void)
 	fprintf(stderr, "%s: write error%s%s\n", program_invocation_short_name,
 		errno ? ": " : "", errno ? strerror(errno) : "");
 	_exit(EXIT_FAIL);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void sort_u64(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+}
+
+uint64_t nearest_rank(const uint64_t *v, size_t n, unsigned int per_mille)
+{
+	size_t r;
+
+	if (!n)
+		return 0;
+	r = (n * per_mille + 999) / 1000;
+	return v[r ? r - 1 : 0];
+}
+
+void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+void realtime(unsigned int prio, int mlock_flags)
+{
+	struct sched_param sp = { .sched_priority = (int)prio };
+
+	if (sched_setscheduler(0, SCHED_FIFO, &sp))
+		err(EXIT_FAIL, "cannot run at real-time priority %u", prio);
+	if (mlockall(mlock_flags))
+		err(EXIT_FAIL, "cannot lock memory");
 }

@@ -2057,10 +2057,8 @@ static int streams_listed(void)
 static void __attribute__((noreturn)) usage(void)
 {
 	FILE *out = stdout;
-	const char *p = program_invocation_short_name;
 
-	fputs("\nUsage:\n", out);
-	fprintf(out, " %s [options]\n", p);
+	usage_start("[options]", NULL);
 	fputs("\nFuzz the ABISS ioctls and " DEV_ABISS ": random commands, sizes and\n"
 	      "structures on files made in each --dir, on each --dir and on device\n"
 	      "nodes, from several threads, with a fake abissd; print TAP.  Every\n"
@@ -2071,8 +2069,7 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -t, --threads <n>     worker threads (default 4, at most 32)\n", out);
 	fputs(" -d, --dir <dir>       make test files in <dir> (repeatable, at most 8)\n", out);
 	fputs(" -v, --verbose         print every ioctl and its result\n", out);
-	fputs(" -h, --help            display this help\n", out);
-	fputs(" -V, --version         display version\n", out);
+	usage_help_version(23);
 	fputs("\nA failure names the seed, thread and call index; the same seed\n"
 	      "replays each thread's calls, and with --threads 1 the whole run.\n", out);
 	fputs("\nExit status: 0 every check passed, 1 a check failed, 2 bad usage.\n", out);
@@ -2123,12 +2120,8 @@ int main(int argc, char **argv)
 		case 'v':
 			opt_verbose = true;
 			break;
-		case 'h':
-			usage();
-		case 'V':
-			print_version();
 		default:
-			try_help();
+			other_option(c, usage);
 		}
 	}
 	if (optind < argc)
