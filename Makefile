@@ -75,7 +75,7 @@ help:
 	@echo 'make tools      abissd, the tools and libabiss for the host ($(HOST_BIN))'
 	@echo 'make tools-test their host-side tests (tools/test/run)'
 	@echo 'make guest      the same, static, for the guest ($(GUEST_BIN))'
-	@echo 'make bench      I/O scheduler benchmark in one UML boot (not a test)'
+	@echo 'make bench      benchmark, not a test: elevator, and one stream vs careful readers (a UML boot per script; SECS=N)'
 	@echo 'make deps       install the Debian packages needed (as root)'
 	@echo 'make clean      remove build products but keep the unpacked tree'
 	@echo 'make distclean  remove $(BUILD) entirely'
@@ -161,9 +161,12 @@ $(HOST_BIN)/%:
 	@mkdir -p $(@D)
 	$(HOST_CC) $(PROG_CFLAGS) -o $@ $(filter %.c,$^)
 
-# Scheduler benchmark: latency and IOPS tables (uml-test/bench/run).
+# The benchmark, not a test (uml-test/bench/run): a boot of the bench kernel
+# per script, the elevator alone (sched-latency) and one stream beside greedy
+# load (streams); tables, report and plots in build/bench/DATE-TIME.
+# SECS=N: seconds each measured run takes.
 bench: bench-kernel guest
-	@uml-test/bench/run
+	@uml-test/bench/run $(if $(SECS),--secs $(SECS))
 
 demo: kernel guest
 	@uml-test/demo/run
