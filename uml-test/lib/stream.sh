@@ -105,6 +105,15 @@ check_stream() {
 		"$(json_field "$2" refills) refills"
 }
 
+# ended PID: PID has exited (gone, or a zombie not yet reaped).
+ended() {
+	[ ! -e "/proc/$1/stat" ] || [ "$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2> /dev/null)" = Z ]
+}
+
+# sh -c "$IN_CGROUP" CG CMD...: CMD run in the cgroup (v2) folder CG.  Not
+# a function: CMD replaces that sh, so a background job's $! is CMD's pid.
+IN_CGROUP='echo $$ > "$0/cgroup.procs" && exec "$@"'
+
 # stream_of PID FIELD: a column of the stream that PID reads, from debugfs
 # (Documentation/filesystems/abiss.rst: 9 delivered, 10 misses, 13 state).
 stream_of() {

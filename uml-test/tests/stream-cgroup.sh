@@ -24,8 +24,6 @@ rmdir "$cg" 2> /dev/null
 check "a cgroup of its own" mkdir "$cg"
 if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
-# incg CMD...: CMD in the test's cgroup.
-incg() { sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"; }
 # cg_stat FILE KEY: a value of a flat-keyed cgroup file (memory.stat) or
 # of the line of the stream's device in a nested-keyed one (io.stat).
 cg_stat() {
@@ -39,7 +37,7 @@ cg_stat() {
 # whose memory.max of 48 MiB leaves room for the rest.
 check "memory.max of 48 MiB" sh -c "echo $((48 << 20)) > $cg/memory.max"
 echo 3 > /proc/sys/vm/drop_caches
-incg rdrt -a -r 1M -s 64k -b 8M -n 16M -v -S 21 -j "$dir/f1" > /tmp/cg1.json 2> /tmp/cg1.err &
+sh -c "$IN_CGROUP" "$cg" rdrt -a -r 1M -s 64k -b 8M -n 16M -v -S 21 -j "$dir/f1" > /tmp/cg1.json 2> /tmp/cg1.err &
 p=$!
 await 10 sh -c "[ \"\$(awk -v p=$p '\$2 == p { print \$13 }' /sys/kernel/debug/abiss/streams)\" = active ]"
 file=$(cg_stat memory.stat file)
@@ -61,7 +59,7 @@ rbytes=$(cg_stat io.stat rbytes)
 # eight times over and reads miss it.  Root's refills would not be.
 echo 3 > /proc/sys/vm/drop_caches
 echo "$devno rbps=262144" > "$cg/io.max"
-incg rdrt -a -r 2M -s 64k -b 512k -n 2M -j "$dir/f1" > /tmp/cg2.json 2> /tmp/cg2.err
+sh -c "$IN_CGROUP" "$cg" rdrt -a -r 2M -s 64k -b 512k -n 2M -j "$dir/f1" > /tmp/cg2.json 2> /tmp/cg2.err
 rc=$?
 misses=$(json_field "$(cat /tmp/cg2.json)" misses)
 [ $rc = 0 ] && [ "${misses:-0}" -gt 0 ] && pass "io.max throttles the refills: reads missed" ||

@@ -37,10 +37,6 @@ check "a cgroup with io.max at 4 KiB/s on the null_blk" \
 	sh -c "mkdir $cg && echo '$devno rbps=4096' > $cg/io.max"
 if abissd_start 100M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
-# ended PID: PID has exited (gone, or a zombie not yet reaped).
-ended() {
-	[ ! -e "/proc/$1/stat" ] || [ "$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2> /dev/null)" = Z ]
-}
 listed() { [ "$(stream_of "$1" 2)" = "$1" ]; }
 
 # 1. Stream A on the ubd disk, full; then stream B on the null_blk, whose
@@ -49,7 +45,7 @@ rdrt -a -v -j -S 61 -r 1M -b 1M -t 8 "$dir/a" > /tmp/a.json 2> /tmp/a.err &
 pa=$!
 await 10 listed "$pa"
 echo 1 > /proc/sys/vm/drop_caches
-sh -c 'echo $$ > "$0/cgroup.procs" && exec rdrt -a -r 1M -b 1M -n 1M "$1"' "$cg" "$nbmnt/b" \
+sh -c "$IN_CGROUP" "$cg" rdrt -a -r 1M -b 1M -n 1M "$nbmnt/b" \
 	> /dev/null 2>&1 &
 pb=$!
 check "the stalled stream is there" await 10 listed "$pb"

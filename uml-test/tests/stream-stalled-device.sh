@@ -25,10 +25,6 @@ rmdir "$cg" 2> /dev/null
 check "a cgroup with io.max at 4 KiB/s" sh -c "mkdir $cg && echo '$devno rbps=4096' > $cg/io.max"
 if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
-# ended PID: PID has exited (gone, or a zombie not yet reaped).
-ended() {
-	[ ! -e "/proc/$1/stat" ] || [ "$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2> /dev/null)" = Z ]
-}
 # ends_within SECS DESC PID: PID exits within SECS seconds.
 ends_within() {
 	if await "$1" ended "$3"; then pass "$2"; else
@@ -47,7 +43,7 @@ rdrt -a -r 1M -s 64k -b 1M -n 16M "$dir/f2" > /dev/null 2>&1 &
 p2=$!
 await 10 active "$p2"
 echo 1 > /proc/sys/vm/drop_caches
-sh -c 'echo $$ > "$0/cgroup.procs" && exec rdrt -a -r 1M -b 1M -n 1M "$1"' "$cg" "$dir/f1" \
+sh -c "$IN_CGROUP" "$cg" rdrt -a -r 1M -b 1M -n 1M "$dir/f1" \
 	> /dev/null 2>&1 &
 p1=$!
 # Its START waits for the first fill, whose reads the cgroup throttles.
