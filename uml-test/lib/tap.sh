@@ -52,6 +52,30 @@ await() {
 	done
 }
 
+# running PID: PID has not ended (a zombie has, though kill -0 finds it).
+running() {
+	_st=$(cat "/proc/$1/stat" 2> /dev/null) || return 1
+	case "${_st##*) }" in Z*) return 1 ;; esac
+}
+
+# stop_procs PID...: end the processes with SIGINT (fio ends its jobs on
+# it) and wait for them.  fio misses a SIGINT that comes while it starts a
+# job, so it is sent again every second; after 60 s, SIGKILL.  A process
+# that waits for a lost request ends on neither: the wait is the harness's.
+stop_procs() {
+	_t=0
+	while :; do
+		_left=
+		for _p; do running "$_p" && _left="$_left $_p"; done
+		[ -n "$_left" ] || break
+		[ $_t = 600 ] && kill -9 $_left 2> /dev/null
+		[ $((_t % 10)) = 0 ] && [ $_t -lt 600 ] && kill -INT $_left 2> /dev/null
+		sleep 0.1
+		_t=$((_t + 1))
+	done
+	wait "$@"
+}
+
 # skip_rest REASON: report every test still in the plan as skipped.
 skip_rest() {
 	while [ "$_tap_n" -lt "$1" ]; do

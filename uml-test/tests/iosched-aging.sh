@@ -6,10 +6,11 @@
 # readers, nor an idle one beside best-effort readers (their class never
 # leaves it its grace period).  With aging_expire, a request goes once it
 # has waited that long: each reader finishes a fixed number of reads while
-# the flood still runs, and debugfs counts them as aged.  (With the
-# default two tags per device slot, readers whose task is not real-time
-# may hold only three of four (be_tag_depth, which follows nr_requests),
-# and the scheduler runs out of their requests now and then.)
+# the flood still runs, and debugfs counts them as aged.  rt_share is 100
+# (no share for best-effort beside real-time): aging alone lets them
+# through.  (With the default two tags per device slot, readers whose task
+# is not real-time may hold only three of four (be_tag_depth, which follows
+# nr_requests), and the scheduler runs out of their requests now and then.)
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/nullb.sh
 
@@ -24,7 +25,8 @@ check "null_blk device made (two requests at a time, 10 ms each)" sh -c "mkdir $
 	echo 1 > $nb/power"
 check "abiss chosen for $dev, 64 scheduler tags" sh -c "echo abiss > /sys/block/$dev/queue/scheduler &&
 	echo 64 > /sys/block/$dev/queue/nr_requests"
-check "aging_expire set to 200 ms" sh -c "echo 200 > $ios/aging_expire"
+check "aging_expire set to 200 ms, rt_share to 100" \
+	sh -c "echo 200 > $ios/aging_expire && echo 100 > $ios/rt_share"
 
 # flood CLASS: two readers of 32 requests each in CLASS (1 real-time, 2
 # best-effort), until flood_stop; 0 once they keep requests waiting.
@@ -37,10 +39,10 @@ flood() {
 	await 60 flooded
 }
 flooded() { look queued; eval [ "\$n$flood_class" -gt 8 ]; }
-# flood_stop: the readers told to stop (fio ends its jobs on SIGINT), and
-# every reader of the test waited for; 0 if the flood had no errors.
+# flood_stop: the readers told to stop, and every reader of the test
+# waited for; 0 if the flood had no errors.
 flood_stop() {
-	kill -INT $flood
+	stop_procs $flood
 	wait
 	grep -q 'err= 0' /tmp/aging-flood$flood_class.out
 }

@@ -14,20 +14,21 @@ tunables="rt_read_expire 50 1 60000
 rt_write_expire 250 1 60000
 be_read_expire 500 1 60000
 be_write_expire 5000 1 60000
-be_max_inflight 4 1 1024
-rt_window 500 0 60000
-be_slow_latency 10 0 60000
-be_tag_depth $((nr * 75 / 100)) 1 $nr
 fifo_batch 16 1 1024
-idle_grace 100 0 60000
 front_merges 1 0 1
-aging_expire 10000 1 60000"
+idle_grace 100 0 60000
+aging_expire 10000 1 60000
+be_tag_depth $((nr * 75 / 100)) 1 $nr
+rt_share 95 1 100
+rt_window 500 0 60000
+rt_target_latency 10 1 60000
+be_inflight_max_kb 4096 4 65536"
 ntun=$(echo "$tunables" | wc -l)
 plan $((2 + 3 * ntun + 3))
 
 check "abiss can be chosen for $dev" sh -c "echo abiss > $q/scheduler"
 is "$(ls $ios | sort | tr '\n' ' ')" \
-	"aging_expire be_max_inflight be_read_expire be_slow_latency be_tag_depth be_write_expire fifo_batch front_merges idle_grace rt_read_expire rt_window rt_write_expire " \
+	"aging_expire be_inflight_max_kb be_read_expire be_tag_depth be_write_expire fifo_batch front_merges idle_grace rt_read_expire rt_share rt_target_latency rt_window rt_write_expire " \
 	"the tunables are the documented ones"
 
 # set NAME VALUE: write VALUE as one write(2), as "echo -n" would.
