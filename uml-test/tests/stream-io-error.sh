@@ -7,7 +7,7 @@
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
 
-plan 11
+plan 12
 mnt=/mnt/vfat
 dir=$mnt/ioerr
 fail=/sys/kernel/debug/fail_make_request
@@ -50,19 +50,30 @@ echo 0 > "$tracefs/events/abiss/abiss_refill_error/enable"
 check "the failed read was traced (abiss_refill_error, no retry yet)" \
 	grep -q "abiss_refill_error: id=[0-9]* index=[0-9]* retries=0" "$tracefs/trace"
 
-# A device that keeps failing: the stream ends, reason refill error (5).
+# A device that keeps failing: the stream ends, reason refill error (5),
+# and the reader gets EIO from the read that needs a page that could not
+# be read: no hang, and no data it did not ask for.
 echo 1 > /proc/sys/vm/drop_caches
-rdrt -a -r 1M -s 64k -b 2M -n 10M "$dir/f1" > /dev/null 2>&1 &
+rdrt -a -r 1M -s 64k -b 2M -n 10M "$dir/f1" > /dev/null 2> /tmp/ioerr2.err &
 p=$!
 await 10 active "$p"
 inject -1
 await 20 sh -c "[ \"\$(awk -v p=$p '\$2 == p { print \$13, \$14 }' /sys/kernel/debug/abiss/streams)\" = 'ended 5' ]" &&
 	pass "a device that keeps failing ends the stream: refill error" ||
 	{ fail "a device that keeps failing ends the stream: refill error"; diag "$(cat /sys/kernel/debug/abiss/streams)"; }
+if await 60 ended "$p"; then
+	wait "$p"
+	rc=$?
+	[ $rc = 1 ] && grep -q "read error .*Input/output error" /tmp/ioerr2.err &&
+		pass "the reader's read past the failed page gets EIO" ||
+		{ fail "the reader's read past the failed page gets EIO (rdrt $rc)"; diag "$(cat /tmp/ioerr2.err)"; }
+else
+	fail "the reader's read past the failed page gets EIO (rdrt still runs after 60 s)"
+	kill "$p" 2> /dev/null
+	wait "$p" 2> /dev/null
+fi
 stop_injecting
 echo 0 > "$fail/times"
-kill "$p" 2> /dev/null
-wait "$p" 2> /dev/null
 is "$(abissd_reserved 0)" 0 "abissd got both reservations back"
 abissd_stop
 check "umount" umount "$mnt"
