@@ -21,6 +21,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -734,6 +735,57 @@ TEST_F(stream, tracepoints)
 	EXPECT_TRUE(traced(trace, "abiss_stream_end", st.id, "reason=stopped"));
 	if (_metadata->passed == 0 || !traced(trace, "abiss_stream_end", st.id, ""))
 		TH_LOG("trace: %.2000s", trace);
+}
+
+/* Reads completed by the block device (or partition) holding @fd. */
+static long dev_reads(int fd)
+{
+	struct stat sb;
+	char path[64];
+	long reads = -1;
+	FILE *f;
+
+	if (fstat(fd, &sb))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/stat",
+		 major(sb.st_dev), minor(sb.st_dev));
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &reads) != 1)
+		reads = -1;
+	fclose(f);
+	return reads;
+}
+
+/*
+ * A read that misses the buffer reads the range it needs in one go: the
+ * file's readahead is off while the stream runs, and the normal read of
+ * 1 MiB would be 256 reads of a page, each waited for.
+ */
+TEST_F(stream, miss_reads_the_range)
+{
+	struct abiss_start a = start_args();
+	static char buf[1 << 20];
+	long before, after;
+
+	/* Written back and dropped: nothing of the file is cached. */
+	ASSERT_EQ(0, fsync(self->fd));
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_DONTNEED));
+	ASSERT_EQ(0, start(self->fd, &a));
+	/* Past the first fill (1 MiB): not held, not cached. */
+	ASSERT_EQ(2 << 20, lseek(self->fd, 2 << 20, SEEK_SET));
+	before = dev_reads(self->fd);
+	ASSERT_LE(0, before);
+	ASSERT_EQ((ssize_t)sizeof(buf), read(self->fd, buf, sizeof(buf)));
+	after = dev_reads(self->fd);
+	/* make_file() fills each 64 KiB with its index. */
+	EXPECT_EQ(32, (unsigned char)buf[0]);
+	EXPECT_EQ(47, (unsigned char)buf[sizeof(buf) - 1]);
+	EXPECT_GT(64, after - before) {
+		TH_LOG("a missed read of 1 MiB took %ld reads", after - before);
+	}
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STOP));
 }
 
 /* Bad arguments: every one refused before abissd is asked. */
