@@ -1,95 +1,257 @@
 # SPDX-License-Identifier: GPL-2.0
 # Benchmark (not a test: no thresholds), run in the guest by uml-test/bench/run.
+# Every scheduler of a part runs in this one boot: compare them as ratios.
 #
 # 1. A FAT file system on null_blk capped at 20 MB/s with 0.5 ms completions;
 #    per scheduler (none mq-deadline bfq kyber abiss), with cold caches: one
 #    paced reader (2 MB/s in 64 KiB buffered reads, I/O class real-time) and
 #    eight greedy buffered readers (128 KiB reads, one 64 MiB file each).
 #    Writes "SCHED p99_us p99.9_us max_us greedy_KiB/s" to
-#    /results/bench-latency.txt.
-# 2. 4 KiB random direct reads on an uncapped null_blk, per scheduler, in
-#    three rounds, each in another order (so that a slow spell of the host
-#    does not hit one scheduler only): "SCHED IOPS" per run to
-#    /results/bench-iops.txt.
+#    $BENCH_DIR/bench-latency.txt.
+# 2. On the same device, a greedy real-time reader (128 KiB direct reads,
+#    libaio depth 4) beside a best-effort writer (128 KiB buffered writes,
+#    fsync every 4 MiB), per scheduler: what the device read and wrote while
+#    both ran (from /sys/block/DEV/stat; the reader's O_DIRECT reads are the
+#    only reads, the writer the only writer).  Writes "SCHED rt_read_KiB/s
+#    be_write_KiB/s RT_SHARE" to $BENCH_DIR/bench-rt-share.txt; RT_SHARE is
+#    /sys/block/DEV/queue/iosched/rt_share (the percent of service time
+#    real-time I/O may take while best-effort waits) where the scheduler
+#    has that tunable, else n/a.
+# 3. Part 1 again on a disk-like null_blk, as uml-test/bench/streams.sh
+#    makes it: one request at a time (hw_queue_depth=1, one submit queue),
+#    irqmode=2, $BENCH_DISK_NSEC per request (6.5 ms: about 15-20 MB/s in
+#    128 KiB requests), no mbps cap: bandwidth comes from service time, as
+#    on a disk or SD card.  Its files are written with the device fast
+#    (irqmode=0), which is then powered off, slowed and powered on again:
+#    null_blk keeps a memory-backed device's data while it is off, and 560
+#    MiB at 6.5 ms a request would take most of a minute.  Writes "disk
+#    SCHED p99_us p99.9_us max_us greedy_KiB/s" to
+#    $BENCH_DIR/bench-latency-disk.txt.
+# 4. 4 KiB random direct reads (libaio depth 32, 2 jobs) on an uncapped
+#    null_blk, per scheduler, alone and then beside one paced real-time
+#    reader of the same device (2 MB/s in 64 KiB direct reads), in
+#    $BENCH_ROUNDS rounds, each in another order (so that a slow spell of
+#    the host does not hit one scheduler only).  Writes "SCHED IOPS" per
+#    run alone to $BENCH_DIR/bench-iops.txt, and to
+#    $BENCH_DIR/bench-iops-rt.txt "SCHED alone IOPS" and "SCHED with_rt IOPS
+#    rt_KiB/s rt_max_us" (the paced reader's throughput and worst latency).
+#    UML is uniprocessor and null_blk caps submit_queues at nr_cpu_ids, so
+#    the device has one hardware context for these reads: null_blk's second
+#    one (poll_queues) serves only polled I/O (fio --hipri), which neither
+#    the paced reader nor a player issues.
+#
+# Environment (uml-test/run -e NAME=VALUE):
+#   BENCH_SECS       seconds each measured run of parts 1-3 takes (default
+#                    20): the greedy load runs this long, the measure is its
+#                    middle, BENCH_WARMUP from each end
+#   BENCH_WARMUP     seconds the load runs before the measure (default 2)
+#   BENCH_DIR        where results go (default /results)
+#   BENCH_SCHEDS     the schedulers (default "none mq-deadline bfq kyber
+#                    abiss"; blanks or + between)
+#   BENCH_GREEDY_MB  each greedy reader's file (default 64); the writer's is
+#                    half
+#   BENCH_DISK_NSEC  the disk-like device's time per request (default 6500000)
+#   BENCH_IOPS_SECS  seconds each IOPS run takes (default 8)
+#   BENCH_ROUNDS     rounds of IOPS runs (default 3)
 . /abiss/uml-test/lib/tap.sh
 
-scheds="none mq-deadline bfq kyber abiss"
+scheds=$(echo "${BENCH_SCHEDS:-none mq-deadline bfq kyber abiss}" | tr + ' ')
 secs=${BENCH_SECS:-20}
-plan 24
+warmup=${BENCH_WARMUP:-2}
+dir=${BENCH_DIR:-/results}
+greedy_mb=${BENCH_GREEDY_MB:-64}
+writer_mb=$(((greedy_mb + 1) / 2))
+disk_nsec=${BENCH_DISK_NSEC:-6500000}
+iops_secs=${BENCH_IOPS_SECS:-8}
+rounds=${BENCH_ROUNDS:-3}
+# The paced reader's file outlasts its run (2 MB/s) with readahead to spare.
+paced_mb=$((secs * 2 + 8))
+mnt=/mnt/bench
+
+set -- $scheds
+plan $((7 + 3 * $# + 2 * $# * rounds))
 
 cfg=/sys/kernel/config/nullb
-lat=/results/bench-latency.txt
-iops=/results/bench-iops.txt
-: > $lat
-: > $iops
+lat=$dir/bench-latency.txt
+latdisk=$dir/bench-latency-disk.txt
+share=$dir/bench-rt-share.txt
+iops=$dir/bench-iops.txt
+iopsrt=$dir/bench-iops-rt.txt
+mkdir -p "$dir"
+: > "$lat"
+: > "$latdisk"
+: > "$share"
+: > "$iops"
+: > "$iopsrt"
 
 # terse FILE N: field N of the last terse line of FILE (a=b fields give b).
 terse() { tail -n 1 "$1" | cut -d';' -f"$2" | sed 's/.*=//'; }
 
+# sectors DEV N: field N of /sys/block/DEV/stat (3: sectors read, 7: written).
+sectors() { awk -v n="$2" '{ print $n }' "/sys/block/$1/stat"; }
+
+# uptime_cs: seconds since boot in hundredths.
+uptime_cs() {
+	read -r _u _rest < /proc/uptime
+	echo $((${_u%.*} * 100 + $(echo "${_u#*.}" | sed 's/^0//')))
+}
+
 check "capped null_blk made (20 MB/s, 0.5 ms completions)" sh -c "mkdir $cfg/nullb-lat &&
-	echo 1 > $cfg/nullb-lat/memory_backed && echo 640 > $cfg/nullb-lat/size &&
+	echo 1 > $cfg/nullb-lat/memory_backed &&
+	echo $((8 * greedy_mb + paced_mb + writer_mb + 80)) > $cfg/nullb-lat/size &&
 	echo 20 > $cfg/nullb-lat/mbps && echo 2 > $cfg/nullb-lat/irqmode &&
 	echo 500000 > $cfg/nullb-lat/completion_nsec && echo 1 > $cfg/nullb-lat/power"
 check "FAT made and mounted" sh -c "mkdosfs -F 32 /dev/nullb-lat > /dev/null &&
-	mkdir -p /mnt/bench && mount -t vfat /dev/nullb-lat /mnt/bench"
+	mkdir -p $mnt && mount -t vfat /dev/nullb-lat $mnt"
+# mkfiles WRITER: 8 greedy readers' files and the paced reader's, with
+# WRITER (1) the writer's too.
 mkfiles() {
 	i=1
 	while [ $i -le 8 ]; do
-		dd if=/dev/zero of=/mnt/bench/greedy$i bs=1M count=64 2> /dev/null || return 1
+		dd if=/dev/zero of=$mnt/greedy$i bs=1M count="$greedy_mb" 2> /dev/null || return 1
 		i=$((i + 1))
 	done
-	dd if=/dev/zero of=/mnt/bench/paced bs=1M count=48 2> /dev/null && sync
+	if [ "$1" = 1 ]; then
+		dd if=/dev/zero of=$mnt/writer bs=1M count="$writer_mb" 2> /dev/null || return 1
+	fi
+	dd if=/dev/zero of=$mnt/paced bs=1M count="$paced_mb" 2> /dev/null && sync
 }
-check "eight 64 MiB files and a 48 MiB one written" mkfiles
+check "eight $greedy_mb MiB files, the writer's and the paced reader's written" mkfiles 1
 
 greedy_jobs=
 i=1
 while [ $i -le 8 ]; do
-	greedy_jobs="$greedy_jobs --name=greedy$i --filename=/mnt/bench/greedy$i"
+	greedy_jobs="$greedy_jobs --name=greedy$i --filename=$mnt/greedy$i"
 	i=$((i + 1))
 done
 
-# one SCHED: the paced reader against the greedy ones under SCHED.
+# one DEV SCHED OUT PREFIX: the paced reader against the greedy ones under
+# SCHED on DEV; a line to OUT, PREFIX first (none when empty).
 one() {
-	echo "$1" > /sys/block/nullb-lat/queue/scheduler || return 1
+	echo "$2" > "/sys/block/$1/queue/scheduler" || return 1
+	# A disk queues 32 requests (NCQ) and blk-mq gives its scheduler 64;
+	# one request at a time would give it 2 (2 x hw_queue_depth) to order
+	# and share, so the disk-like device gets 64 as a disk would ("none"
+	# has no scheduler tags: it keeps the driver's depth).
+	[ "$1" != nullb-disk ] || [ "$2" = none ] ||
+		echo 64 > "/sys/block/$1/queue/nr_requests" || return 1
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	fio --thread --output-format=terse --output=/tmp/greedy.out \
 		--group_reporting --ioengine=psync --rw=read --bs=128k \
 		--time_based --runtime="$secs" $greedy_jobs > /dev/null 2>&1 &
 	g=$!
-	sleep 2
+	sleep "$warmup"
 	fio --thread --output-format=terse --output=/tmp/paced.out \
-		--percentile_list=99:99.9 --name=paced --filename=/mnt/bench/paced \
+		--percentile_list=99:99.9 --name=paced --filename=$mnt/paced \
 		--ioengine=psync --rw=read --bs=64k --rate=2m --prioclass=1 \
-		--time_based --runtime=$((secs - 4)) > /dev/null 2>&1 || return 1
+		--time_based --runtime=$((secs - 2 * warmup)) > /dev/null 2>&1 || return 1
 	wait $g || return 1
-	echo "$1 $(terse /tmp/paced.out 18) $(terse /tmp/paced.out 19)" \
-		"$(terse /tmp/paced.out 39) $(terse /tmp/greedy.out 7)" >> $lat
+	echo "$4${4:+ }$2 $(terse /tmp/paced.out 18) $(terse /tmp/paced.out 19)" \
+		"$(terse /tmp/paced.out 39) $(terse /tmp/greedy.out 7)" >> "$3"
 }
 for s in $scheds; do
-	check "latency run under $s" one "$s"
+	check "latency run under $s" one nullb-lat "$s" "$lat" ""
 done
-umount /mnt/bench
+
+# rt_share DEV SCHED: the real-time reader and the best-effort writer under
+# SCHED; the device's reads and writes in the middle of their run.
+rt_share() {
+	echo "$2" > "/sys/block/$1/queue/scheduler" || return 1
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	fio --thread --output-format=terse --output=/tmp/writer.out \
+		--name=be --filename=$mnt/writer --size="${writer_mb}m" \
+		--ioengine=psync --rw=write --bs=128k --fsync=32 \
+		--time_based --runtime="$secs" > /dev/null 2>&1 &
+	w=$!
+	fio --thread --output-format=terse --output=/tmp/rt.out \
+		--name=rt --filename=$mnt/greedy1 --direct=1 --ioengine=libaio \
+		--iodepth=4 --rw=read --bs=128k --prioclass=1 \
+		--time_based --runtime="$secs" > /dev/null 2>&1 &
+	r=$!
+	sleep "$warmup"
+	r0=$(sectors "$1" 3)
+	w0=$(sectors "$1" 7)
+	t0=$(uptime_cs)
+	sleep $((secs - 2 * warmup))
+	r1=$(sectors "$1" 3)
+	w1=$(sectors "$1" 7)
+	t1=$(uptime_cs)
+	wait $w || return 1
+	wait $r || return 1
+	cs=$((t1 - t0))
+	[ $cs -gt 0 ] || cs=1
+	rs=n/a
+	[ -r "/sys/block/$1/queue/iosched/rt_share" ] &&
+		rs=$(cat "/sys/block/$1/queue/iosched/rt_share")
+	echo "$2 $(((r1 - r0) * 100 / 2 / cs)) $(((w1 - w0) * 100 / 2 / cs)) $rs" >> "$share"
+}
+for s in $scheds; do
+	check "real-time reader beside a writer under $s" rt_share nullb-lat "$s"
+done
+umount $mnt
 echo 0 > $cfg/nullb-lat/power
 rmdir $cfg/nullb-lat
 
+nb=$cfg/nullb-disk
+check "disk-like null_blk made (fast for now), FAT made and mounted" sh -c "mkdir $nb &&
+	echo 1 > $nb/memory_backed && echo $((8 * greedy_mb + paced_mb + 64)) > $nb/size &&
+	echo 1 > $nb/submit_queues && echo 1 > $nb/hw_queue_depth &&
+	echo 256 > $nb/max_sectors && echo 0 > $nb/irqmode && echo 1 > $nb/power &&
+	mkdosfs -F 32 /dev/nullb-disk > /dev/null && mount -t vfat /dev/nullb-disk $mnt"
+check "eight $greedy_mb MiB files and the paced reader's written" mkfiles 0
+check "disk-like null_blk slowed to $disk_nsec ns a request" sh -c "umount $mnt &&
+	echo 0 > $nb/power && echo 2 > $nb/irqmode &&
+	echo $disk_nsec > $nb/completion_nsec && echo 1 > $nb/power &&
+	mount -t vfat /dev/nullb-disk $mnt && test -s $mnt/paced"
+for s in $scheds; do
+	check "latency run on the disk-like device under $s" one nullb-disk "$s" "$latdisk" disk
+	diag "disk-like device under $s: nr_requests $(cat /sys/block/nullb-disk/queue/nr_requests)"
+done
+umount $mnt
+echo 0 > $nb/power
+rmdir $nb
+
 check "uncapped null_blk made" sh -c "mkdir $cfg/nullb-iops &&
 	echo 1024 > $cfg/nullb-iops/size && echo 1 > $cfg/nullb-iops/power"
+# iops_one SCHED alone|with_rt: the random readers under SCHED, with_rt
+# beside the paced real-time reader (started first, so that it runs
+# throughout; it reads at 2 MB/s however long it waits to start).
 iops_one() {
 	echo "$1" > /sys/block/nullb-iops/queue/scheduler || return 1
+	if [ "$2" = with_rt ]; then
+		fio --thread --output-format=terse --output=/tmp/rt.out \
+			--name=rt --filename=/dev/nullb-iops --direct=1 \
+			--ioengine=psync --rw=read --bs=64k --rate=2m --prioclass=1 \
+			--time_based --runtime="$iops_secs" > /dev/null 2>&1 &
+		r=$!
+	fi
 	fio --thread --output-format=terse --output=/tmp/iops.out \
 		--group_reporting --name=rand --filename=/dev/nullb-iops \
 		--direct=1 --ioengine=libaio --iodepth=32 --numjobs=2 \
-		--rw=randread --bs=4k --time_based --runtime=8 > /dev/null 2>&1 || return 1
-	echo "$1 $(terse /tmp/iops.out 8)" >> $iops
+		--rw=randread --bs=4k --time_based --runtime="$iops_secs" > /dev/null 2>&1 || return 1
+	if [ "$2" = with_rt ]; then
+		wait $r || return 1
+		echo "$1 with_rt $(terse /tmp/iops.out 8) $(terse /tmp/rt.out 7)" \
+			"$(terse /tmp/rt.out 39)" >> "$iopsrt"
+	else
+		echo "$1 $(terse /tmp/iops.out 8)" >> "$iops"
+		echo "$1 alone $(terse /tmp/iops.out 8)" >> "$iopsrt"
+	fi
 }
 order=$scheds
-for round in 1 2 3; do
+round=1
+while [ $round -le "$rounds" ]; do
 	for s in $order; do
-		check "4k random reads under $s, round $round" iops_one "$s"
+		check "4k random reads under $s, round $round" iops_one "$s" alone
+		check "4k random reads beside a real-time reader under $s, round $round" \
+			iops_one "$s" with_rt
 	done
-	order="${order#* } ${order%% *}"
+	case $order in
+	*' '*) order="${order#* } ${order%% *}" ;;
+	esac
+	round=$((round + 1))
 done
 echo 0 > $cfg/nullb-iops/power
 rmdir $cfg/nullb-iops

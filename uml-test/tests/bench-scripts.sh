@@ -3,11 +3,19 @@
 # run (1 s a reader, small files, the capped null_blk, both scenarios, one
 # contender per mode of bench-reader) writes a JSON line per contender with
 # every field, as a number where one is due, and its traces; the report
-# (uml-test/bench/report) renders a table per scenario.  Only that fields
-# exist and are numbers: never a latency or throughput value.
+# (uml-test/bench/report) renders a table per scenario.  Then
+# uml-test/bench/sched-latency.sh on a tiny run (1 s a run, 2 MiB files,
+# abiss only: each scheduler more is about 10 s; one IOPS round of 1 s)
+# runs as many checks as its plan says and writes each result file, a line
+# per run with its fields; the report renders a table per benchmark.  Then
+# uml-test/bench/scale.sh on a tiny run (1 s a run, 1 and 2 streams of 1
+# MB/s, 3 small ones, one beside 2 busy loops, 1 and 4 sharing 2 MB/s)
+# writes a JSON line per run with every field, a number where one is due;
+# the report renders a table per scenario.  Only that fields exist and are
+# numbers: never a latency or throughput value.
 . /abiss/uml-test/lib/tap.sh
 
-plan 17
+plan 38
 dir=/tmp/bench
 jsonl=$dir/bench-streams.jsonl
 rm -rf "$dir"
@@ -75,4 +83,75 @@ md=$dir/report/report.md
 is "$(grep -c '^## ' "$md")" 2 "the report has a section per scenario"
 is "$(grep -c '^| ' "$md")" 10 "each section has a table: a header and 4 rows"
 is "$(grep -c '^- ' "$md")" 4 "each section has the goals beside"
+
+edir=/tmp/bench-elevator
+rm -rf "$edir"
+export BENCH_DIR=$edir BENCH_SCHEDS=abiss BENCH_IOPS_SECS=1 BENCH_ROUNDS=1
+indented "sched-latency.sh ran every step" sh /abiss/uml-test/bench/sched-latency.sh
+is "$(sed -n 's/^1\.\.//p' /tmp/indented.out)" "$(grep -cE '^(not )?ok ' /tmp/indented.out)" \
+	"sched-latency.sh ran as many checks as its plan says"
+
+# lines FILE RE: the lines of FILE that do not match RE, numbered.
+lines() { awk -v re="$2" '$0 !~ re { print NR ": " $0 }' "$1"; }
+sc=abiss
+n='[0-9]+([.][0-9]+)?'
+is "$(grep -c . "$edir/bench-latency.txt"):$(lines "$edir/bench-latency.txt" \
+	"^$sc $n $n $n $n\$")" "1:" \
+	"bench-latency.txt: a line per scheduler, p99, p99.9, max and greedy throughput"
+is "$(grep -c . "$edir/bench-latency-disk.txt"):$(lines "$edir/bench-latency-disk.txt" \
+	"^disk $sc $n $n $n $n\$")" "1:" "bench-latency-disk.txt: the same, the device first"
+is "$(grep -c . "$edir/bench-rt-share.txt"):$(lines "$edir/bench-rt-share.txt" \
+	"^$sc $n $n ($n|n/a)\$")" "1:" \
+	"bench-rt-share.txt: a line per scheduler, read and write throughput, rt_share"
+is "$(grep -c . "$edir/bench-iops.txt"):$(lines "$edir/bench-iops.txt" "^$sc $n\$")" "1:" \
+	"bench-iops.txt: a line per scheduler and round"
+is "$(grep -c ' alone ' "$edir/bench-iops-rt.txt"):$(grep -c ' with_rt ' \
+	"$edir/bench-iops-rt.txt"):$(lines "$edir/bench-iops-rt.txt" \
+	"^$sc (alone $n|with_rt $n $n $n)\$")" "1:1:" \
+	"bench-iops-rt.txt: IOPS alone, and beside the real-time reader with its figures"
+
+check "the report renders the elevator's results" sh /abiss/uml-test/bench/report -q \
+	-o "$edir/report" "$edir"
+md=$edir/report/report.md
+is "$(grep -c '^## ' "$md")" 3 "the report has a section per benchmark"
+# A header each, then a row per run: one for each device, one, one.
+is "$(grep -c '^| ' "$md")" 7 "each section has a table, a row per run"
+is "$(grep -cE '^- ([a-z]+: RT max|IOPS of abiss|The best-effort writer)' "$md")" 4 \
+	"each section has the goals beside"
+
+sdir=/tmp/bench-scale
+sj=$sdir/bench-scale.jsonl
+rm -rf "$sdir"
+export BENCH_DIR=$sdir BENCH_SECS=1 BENCH_WARMUP=0 BENCH_GREEDY_MB=2 BENCH_BW_SECS=1
+export BENCH_SCALE_NS=1+2 BENCH_SCALE_SMALL_N=3 BENCH_SCALE_BUSY=2
+export BENCH_SCALE_COST_NS=1+4 BENCH_SCALE_COST_RATE=2000000 BENCH_SCALE_START=2
+indented "scale.sh ran every step" sh /abiss/uml-test/bench/scale.sh
+# count SCENARIO: the lines of a scenario.
+count() { grep -c "\"scenario\":\"$1\"" "$sj" 2> /dev/null; }
+# reservable stops at the first run with a miss: 1 or 2 lines.
+nres=$(count reservable)
+is "$(count bandwidth) $(count small) $(count busy) $(count cost) $((nres == 1 || nres == 2))" \
+	"1 1 1 2 1" "scale.sh: a line per run: bandwidth, reservable, small, busy, cost"
+is "$(grep -c '"error"' "$sj")" 0 "scale.sh: every run was made"
+runs=$(grep -v '"scenario":"bandwidth"' "$sj")
+is "$(grep '"scenario":"bandwidth"' "$sj" | fields num bw_Bps secs)" "" \
+	"scale.sh: the bandwidth alone is a number"
+is "$(echo "$runs" | fields str scenario device fs sched)" "" \
+	"scale.sh: each run names its scenario, device, file system and scheduler"
+is "$(echo "$runs" | fields num secs n rate_Bps buffer greedy busy misses worst_ns p99_ns \
+	worst_lag_ns worst_refill_ns late_refills refills bytes failed verified start_ms \
+	window_ms cpu_pct)" "" \
+	"scale.sh: each run's streams, rates, misses, latencies and CPU are numbers"
+is "$(echo "$runs" | grep -v '"scenario":"cost"' | fields num greedy_KiBps)" "" \
+	"scale.sh: each run beside the greedy readers has their throughput"
+is "$(echo "$runs" | grep '"scenario":"cost"' | fields num window_bytes cpu_ms cpu_ms_per_MB \
+	nonidle_ms nonidle_ms_per_MB refill_ms refill_ms_per_MB)" "" \
+	"scale.sh: each cost run has its CPU time and per MB, the refill workers' too"
+check "the report renders many streams" sh /abiss/uml-test/bench/report -q \
+	-o "$sdir/report" "$sdir"
+md=$sdir/report/report.md
+# A section per scenario, a table each (a header and a row per run), the
+# goals beside.
+is "$(grep -c '^## ' "$md") $(grep -c '^| ' "$md") $(grep -c '^- ' "$md")" \
+	"4 $((nres + 8)) 4" "the report has a section per scenario, its table and goals"
 done_testing
