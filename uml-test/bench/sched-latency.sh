@@ -69,17 +69,19 @@ paced_mb=$((secs * 2 + 8))
 mnt=/mnt/bench
 
 set -- $scheds
-plan $((7 + 3 * $# + 2 * $# * rounds))
+plan $((10 + 4 * $# + 2 * $# * rounds))
 
 cfg=/sys/kernel/config/nullb
 lat=$dir/bench-latency.txt
 latdisk=$dir/bench-latency-disk.txt
+latubd=$dir/bench-latency-ubd.txt
 share=$dir/bench-rt-share.txt
 iops=$dir/bench-iops.txt
 iopsrt=$dir/bench-iops-rt.txt
 mkdir -p "$dir"
 : > "$lat"
 : > "$latdisk"
+: > "$latubd"
 : > "$share"
 : > "$iops"
 : > "$iopsrt"
@@ -212,6 +214,17 @@ done
 umount $mnt
 echo 0 > $nb/power
 rmdir $nb
+
+# ubd on a host file: the guest's first disk, the harness's FAT image.  Its
+# reads go to the host (its page cache, most likely) through one ubd thread:
+# what a guest on a host file gets, not what a disk does.
+check "FAT on ubda mounted" sh -c "mount -t vfat /dev/ubda $mnt"
+check "eight $greedy_mb MiB files and the paced reader's written on ubda" mkfiles 0
+for s in $scheds; do
+	check "latency run on ubda under $s" one ubda "$s" "$latubd" ubd
+done
+check "the files removed from ubda, unmounted" sh -c "rm -f $mnt/greedy[1-8] $mnt/paced &&
+	umount $mnt"
 
 check "uncapped null_blk made" sh -c "mkdir $cfg/nullb-iops &&
 	echo 1024 > $cfg/nullb-iops/size && echo 1 > $cfg/nullb-iops/power"

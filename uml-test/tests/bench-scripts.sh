@@ -15,7 +15,7 @@
 # numbers: never a latency or throughput value.
 . /abiss/uml-test/lib/tap.sh
 
-plan 38
+plan 39
 dir=/tmp/bench
 jsonl=$dir/bench-streams.jsonl
 rm -rf "$dir"
@@ -100,6 +100,8 @@ is "$(grep -c . "$edir/bench-latency.txt"):$(lines "$edir/bench-latency.txt" \
 	"bench-latency.txt: a line per scheduler, p99, p99.9, max and greedy throughput"
 is "$(grep -c . "$edir/bench-latency-disk.txt"):$(lines "$edir/bench-latency-disk.txt" \
 	"^disk $sc $n $n $n $n\$")" "1:" "bench-latency-disk.txt: the same, the device first"
+is "$(grep -c . "$edir/bench-latency-ubd.txt"):$(lines "$edir/bench-latency-ubd.txt" \
+	"^ubd $sc $n $n $n $n\$")" "1:" "bench-latency-ubd.txt: the same, on ubd"
 is "$(grep -c . "$edir/bench-rt-share.txt"):$(lines "$edir/bench-rt-share.txt" \
 	"^$sc $n $n ($n|n/a)\$")" "1:" \
 	"bench-rt-share.txt: a line per scheduler, read and write throughput, rt_share"
@@ -115,8 +117,8 @@ check "the report renders the elevator's results" sh /abiss/uml-test/bench/repor
 md=$edir/report/report.md
 is "$(grep -c '^## ' "$md")" 3 "the report has a section per benchmark"
 # A header each, then a row per run: one for each device, one, one.
-is "$(grep -c '^| ' "$md")" 7 "each section has a table, a row per run"
-is "$(grep -cE '^- ([a-z]+: RT max|IOPS of abiss|The best-effort writer)' "$md")" 4 \
+is "$(grep -c '^| ' "$md")" 8 "each section has a table, a row per run"
+is "$(grep -cE '^- ([a-z]+: RT max|IOPS of abiss|The best-effort writer)' "$md")" 5 \
 	"each section has the goals beside"
 
 sdir=/tmp/bench-scale
