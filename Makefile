@@ -75,7 +75,7 @@ help:
 	@echo 'make tools      abissd, the tools and libabiss for the host ($(HOST_BIN))'
 	@echo 'make tools-test their host-side tests (tools/test/run)'
 	@echo 'make guest      the same, static, for the guest ($(GUEST_BIN))'
-	@echo 'make bench      benchmark, not a test: elevator, and one stream vs careful readers (a UML boot per script; SECS=N)'
+	@echo 'make bench      benchmark, not a test: elevator, one stream, many streams, host-cpu (a UML boot each, ~17 min; SECS=N)'
 	@echo 'make deps       install the Debian packages needed (as root)'
 	@echo 'make clean      remove build products but keep the unpacked tree'
 	@echo 'make distclean  remove $(BUILD) entirely'
@@ -161,10 +161,13 @@ $(HOST_BIN)/%:
 	@mkdir -p $(@D)
 	$(HOST_CC) $(PROG_CFLAGS) -o $@ $(filter %.c,$^)
 
-# The benchmark, not a test (uml-test/bench/run): a boot of the bench kernel
-# per script, the elevator alone (sched-latency) and one stream beside greedy
-# load (streams); tables, report and plots in build/bench/DATE-TIME.
-# SECS=N: seconds each measured run takes.
+# The benchmark, not a test (uml-test/bench/run, about 17 min): a boot of the
+# bench kernel per script, the elevator alone and its IOPS beside an ABISS
+# stream (sched-latency), one stream beside greedy load against other readers
+# and abiss-run's fio (streams), many streams (scale), and one stream while
+# the host's CPUs are busy (host-cpu); tables, report and plots in
+# build/bench/DATE-TIME.  SECS=N: seconds each measured run takes; --only,
+# --reps and -e: run uml-test/bench/run itself (--help).
 bench: bench-kernel guest
 	@uml-test/bench/run $(if $(SECS),--secs $(SECS))
 

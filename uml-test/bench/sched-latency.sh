@@ -27,14 +27,24 @@
 #    MiB at 6.5 ms a request would take most of a minute.  Writes "disk
 #    SCHED p99_us p99.9_us max_us greedy_KiB/s" to
 #    $BENCH_DIR/bench-latency-disk.txt.
-# 4. 4 KiB random direct reads (libaio depth 32, 2 jobs) on an uncapped
-#    null_blk, per scheduler, alone and then beside one paced real-time
-#    reader of the same device (2 MB/s in 64 KiB direct reads), in
-#    $BENCH_ROUNDS rounds, each in another order (so that a slow spell of
-#    the host does not hit one scheduler only).  Writes "SCHED IOPS" per
-#    run alone to $BENCH_DIR/bench-iops.txt, and to
+# 4. (issue 14, g) 4 KiB random direct reads (libaio depth 32, 2 jobs) of
+#    an uncapped null_blk, per scheduler, alone, beside one paced real-time
+#    reader of the same device (2 MB/s in 64 KiB direct reads), and beside
+#    one ABISS stream (rdrt, admitted by abissd: 2 MB/s in 64 KiB reads, 4
+#    MiB of playout buffer) of a file on the FAT that the device carries,
+#    in $BENCH_ROUNDS rounds, each in another order (so that a slow spell
+#    of the host does not hit one scheduler only).  The device is memory
+#    backed, for the FAT: the random reads mostly find no page there and
+#    are given zeros, still a copy per read that a device without memory
+#    does not make (IOPS are lower than before the stream run was added,
+#    for every scheduler alike).  Before each run beside the stream the
+#    caches are dropped, so that its refills read the device.  Writes
+#    "SCHED IOPS" per run alone to $BENCH_DIR/bench-iops.txt, to
 #    $BENCH_DIR/bench-iops-rt.txt "SCHED alone IOPS" and "SCHED with_rt IOPS
-#    rt_KiB/s rt_max_us" (the paced reader's throughput and worst latency).
+#    rt_KiB/s rt_max_us" (the paced reader's throughput and worst latency),
+#    and to $BENCH_DIR/bench-iops-stream.txt "SCHED with_stream IOPS
+#    stream_KiB/s stream_worst_us misses" (the stream's delivered rate,
+#    worst read and ABISS misses).
 #    UML is uniprocessor and null_blk caps submit_queues at nr_cpu_ids, so
 #    the device has one hardware context for these reads: null_blk's second
 #    one (poll_queues) serves only polled I/O (fio --hipri), which neither
@@ -42,7 +52,7 @@
 #
 # Environment (uml-test/run -e NAME=VALUE):
 #   BENCH_SECS       seconds each measured run of parts 1-3 takes (default
-#                    20): the greedy load runs this long, the measure is its
+#                    8): the greedy load runs this long, the measure is its
 #                    middle, BENCH_WARMUP from each end
 #   BENCH_WARMUP     seconds the load runs before the measure (default 2)
 #   BENCH_DIR        where results go (default /results)
@@ -51,25 +61,33 @@
 #   BENCH_GREEDY_MB  each greedy reader's file (default 64); the writer's is
 #                    half
 #   BENCH_DISK_NSEC  the disk-like device's time per request (default 6500000)
-#   BENCH_IOPS_SECS  seconds each IOPS run takes (default 8)
-#   BENCH_ROUNDS     rounds of IOPS runs (default 3)
+#   BENCH_IOPS_SECS  seconds each IOPS run takes (default 4)
+#   BENCH_ROUNDS     rounds of IOPS runs (default 2)
+#   BENCH_IOPS_RUNS  which IOPS runs (default "alone with_rt with_stream")
 . /abiss/uml-test/lib/tap.sh
+. /abiss/uml-test/lib/stream.sh
 
 scheds=$(echo "${BENCH_SCHEDS:-none mq-deadline bfq kyber abiss}" | tr + ' ')
-secs=${BENCH_SECS:-20}
+secs=${BENCH_SECS:-8}
 warmup=${BENCH_WARMUP:-2}
 dir=${BENCH_DIR:-/results}
 greedy_mb=${BENCH_GREEDY_MB:-64}
 writer_mb=$(((greedy_mb + 1) / 2))
 disk_nsec=${BENCH_DISK_NSEC:-6500000}
-iops_secs=${BENCH_IOPS_SECS:-8}
-rounds=${BENCH_ROUNDS:-3}
+iops_secs=${BENCH_IOPS_SECS:-4}
+rounds=${BENCH_ROUNDS:-2}
+iops_runs=$(echo "${BENCH_IOPS_RUNS:-alone with_rt with_stream}" | tr + ' ')
+# The IOPS stream's file outlasts its run (3 s more than the random
+# readers', see iops_one) with its buffer read ahead.
+iops_stream_mb=$(((iops_secs + 4) * 2 + 6))
 # The paced reader's file outlasts its run (2 MB/s) with readahead to spare.
 paced_mb=$((secs * 2 + 8))
 mnt=/mnt/bench
 
+set -- $iops_runs
+nruns=$#
 set -- $scheds
-plan $((10 + 4 * $# + 2 * $# * rounds))
+plan $((12 + 4 * $# + nruns * $# * rounds))
 
 cfg=/sys/kernel/config/nullb
 lat=$dir/bench-latency.txt
@@ -78,6 +96,7 @@ latubd=$dir/bench-latency-ubd.txt
 share=$dir/bench-rt-share.txt
 iops=$dir/bench-iops.txt
 iopsrt=$dir/bench-iops-rt.txt
+iopsst=$dir/bench-iops-stream.txt
 mkdir -p "$dir"
 : > "$lat"
 : > "$latdisk"
@@ -85,6 +104,7 @@ mkdir -p "$dir"
 : > "$share"
 : > "$iops"
 : > "$iopsrt"
+: > "$iopsst"
 
 # terse FILE N: field N of the last terse line of FILE (a=b fields give b).
 terse() { tail -n 1 "$1" | cut -d';' -f"$2" | sed 's/.*=//'; }
@@ -98,11 +118,12 @@ uptime_cs() {
 	echo $((${_u%.*} * 100 + $(echo "${_u#*.}" | sed 's/^0//')))
 }
 
-check "capped null_blk made (20 MB/s, 0.5 ms completions)" sh -c "mkdir $cfg/nullb-lat &&
+# Made fast (irqmode=0, no cap) for its files, capped after them (as the
+# disk-like device below): 600 MiB at 20 MB/s would take half a minute.
+check "capped null_blk made (fast for now)" sh -c "mkdir $cfg/nullb-lat &&
 	echo 1 > $cfg/nullb-lat/memory_backed &&
 	echo $((8 * greedy_mb + paced_mb + writer_mb + 80)) > $cfg/nullb-lat/size &&
-	echo 20 > $cfg/nullb-lat/mbps && echo 2 > $cfg/nullb-lat/irqmode &&
-	echo 500000 > $cfg/nullb-lat/completion_nsec && echo 1 > $cfg/nullb-lat/power"
+	echo 0 > $cfg/nullb-lat/irqmode && echo 1 > $cfg/nullb-lat/power"
 check "FAT made and mounted" sh -c "mkdosfs -F 32 /dev/nullb-lat > /dev/null &&
 	mkdir -p $mnt && mount -t vfat /dev/nullb-lat $mnt"
 # mkfiles WRITER: 8 greedy readers' files and the paced reader's, with
@@ -119,6 +140,10 @@ mkfiles() {
 	dd if=/dev/zero of=$mnt/paced bs=1M count="$paced_mb" 2> /dev/null && sync
 }
 check "eight $greedy_mb MiB files, the writer's and the paced reader's written" mkfiles 1
+check "capped null_blk capped (20 MB/s, 0.5 ms completions)" sh -c "umount $mnt &&
+	echo 0 > $cfg/nullb-lat/power && echo 20 > $cfg/nullb-lat/mbps &&
+	echo 2 > $cfg/nullb-lat/irqmode && echo 500000 > $cfg/nullb-lat/completion_nsec &&
+	echo 1 > $cfg/nullb-lat/power && mount -t vfat /dev/nullb-lat $mnt && test -s $mnt/paced"
 
 greedy_jobs=
 i=1
@@ -152,8 +177,19 @@ one() {
 	echo "$4${4:+ }$2 $(terse /tmp/paced.out 18) $(terse /tmp/paced.out 19)" \
 		"$(terse /tmp/paced.out 39) $(terse /tmp/greedy.out 7)" >> "$3"
 }
+# ran DESC CMD...: check, and fail (1) if the command failed: a progress
+# line follows a run that wrote its line.
+ran() {
+	_f=$_tap_failed
+	check "$@"
+	[ "$_tap_failed" = "$_f" ]
+}
+
+# lastrun FILE: the figures of FILE's last line, for the progress lines.
+lastrun() { tail -n 1 "$1" | awk '{ printf "p99 %s us, max %s us, greedy %s KiB/s", $(NF - 3), $(NF - 1), $NF }'; }
 for s in $scheds; do
-	check "latency run under $s" one nullb-lat "$s" "$lat" ""
+	ran "latency run under $s" one nullb-lat "$s" "$lat" "" &&
+		diag "paced reader beside 8 greedy readers, capped device, $s: $(lastrun "$lat")"
 done
 
 # rt_share DEV SCHED: the real-time reader and the best-effort writer under
@@ -190,7 +226,9 @@ rt_share() {
 	echo "$2 $(((r1 - r0) * 100 / 2 / cs)) $(((w1 - w0) * 100 / 2 / cs)) $rs" >> "$share"
 }
 for s in $scheds; do
-	check "real-time reader beside a writer under $s" rt_share nullb-lat "$s"
+	ran "real-time reader beside a writer under $s" rt_share nullb-lat "$s" &&
+		diag "real-time reader beside a writer, $s: read and written KiB/s, rt_share:" \
+			"$(tail -n 1 "$share" | cut -d' ' -f2-)"
 done
 umount $mnt
 echo 0 > $cfg/nullb-lat/power
@@ -208,8 +246,9 @@ check "disk-like null_blk slowed to $disk_nsec ns a request" sh -c "umount $mnt 
 	echo $disk_nsec > $nb/completion_nsec && echo 1 > $nb/power &&
 	mount -t vfat /dev/nullb-disk $mnt && test -s $mnt/paced"
 for s in $scheds; do
-	check "latency run on the disk-like device under $s" one nullb-disk "$s" "$latdisk" disk
-	diag "disk-like device under $s: nr_requests $(cat /sys/block/nullb-disk/queue/nr_requests)"
+	ran "latency run on the disk-like device under $s" one nullb-disk "$s" "$latdisk" disk &&
+		diag "paced reader beside 8 greedy readers, disk-like device, $s: $(lastrun "$latdisk")," \
+			"nr_requests $(cat /sys/block/nullb-disk/queue/nr_requests)"
 done
 umount $mnt
 echo 0 > $nb/power
@@ -221,51 +260,103 @@ rmdir $nb
 check "FAT on ubda mounted" sh -c "mount -t vfat /dev/ubda $mnt"
 check "eight $greedy_mb MiB files and the paced reader's written on ubda" mkfiles 0
 for s in $scheds; do
-	check "latency run on ubda under $s" one ubda "$s" "$latubd" ubd
+	ran "latency run on ubda under $s" one ubda "$s" "$latubd" ubd &&
+		diag "paced reader beside 8 greedy readers, ubd, $s: $(lastrun "$latubd")"
 done
 check "the files removed from ubda, unmounted" sh -c "rm -f $mnt/greedy[1-8] $mnt/paced &&
 	umount $mnt"
 
-check "uncapped null_blk made" sh -c "mkdir $cfg/nullb-iops &&
-	echo 1024 > $cfg/nullb-iops/size && echo 1 > $cfg/nullb-iops/power"
-# iops_one SCHED alone|with_rt: the random readers under SCHED, with_rt
-# beside the paced real-time reader (started first, so that it runs
-# throughout; it reads at 2 MB/s however long it waits to start).
+# abissd for the IOPS runs beside a stream.  Not through check: abissd must
+# stay in this shell.
+if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; fi
+check "uncapped null_blk made (memory backed), FAT and the stream's file on it" sh -c "
+	mkdir $cfg/nullb-iops && echo 1 > $cfg/nullb-iops/memory_backed &&
+	echo 1024 > $cfg/nullb-iops/size && echo 1 > $cfg/nullb-iops/power &&
+	mkdosfs -F 32 /dev/nullb-iops > /dev/null && mount -t vfat /dev/nullb-iops $mnt &&
+	dd if=/dev/zero of=$mnt/stream bs=1M count=$iops_stream_mb 2> /dev/null && sync"
+# iops_one SCHED alone|with_rt|with_stream: the random readers under SCHED;
+# with_rt beside the paced real-time reader (started first, so that it runs
+# throughout; it reads at 2 MB/s however long it waits to start);
+# with_stream beside the ABISS stream, once it is active (started with
+# cold caches, so that its refills read the device; it reads 3 s longer
+# than the random readers, so that it runs throughout).
 iops_one() {
 	echo "$1" > /sys/block/nullb-iops/queue/scheduler || return 1
-	if [ "$2" = with_rt ]; then
+	case $2 in
+	with_rt)
 		fio --thread --output-format=terse --output=/tmp/rt.out \
 			--name=rt --filename=/dev/nullb-iops --direct=1 \
 			--ioengine=psync --rw=read --bs=64k --rate=2m --prioclass=1 \
 			--time_based --runtime="$iops_secs" > /dev/null 2>&1 &
+		r=$! ;;
+	with_stream)
+		sync
+		echo 3 > /proc/sys/vm/drop_caches
+		rdrt -a -j -r 2M -s 64k -b 4M -t $((iops_secs + 3)) $mnt/stream \
+			> /tmp/stream.json 2> /tmp/stream.err &
 		r=$!
-	fi
+		# Active within 5 s (debugfs: column 13 is the state).
+		_n=0
+		until awk 'NR > 1 && $13 == "active" { a = 1 } END { exit !a }' \
+			/sys/kernel/debug/abiss/streams; do
+			_n=$((_n + 1))
+			if [ $_n -ge 50 ] || ! kill -0 $r 2> /dev/null; then
+				wait $r
+				echo "no active stream: $(head -n 1 /tmp/stream.err)"
+				return 1
+			fi
+			sleep 0.1
+		done ;;
+	esac
 	fio --thread --output-format=terse --output=/tmp/iops.out \
 		--group_reporting --name=rand --filename=/dev/nullb-iops \
 		--direct=1 --ioengine=libaio --iodepth=32 --numjobs=2 \
 		--rw=randread --bs=4k --time_based --runtime="$iops_secs" > /dev/null 2>&1 || return 1
-	if [ "$2" = with_rt ]; then
+	case $2 in
+	with_rt)
 		wait $r || return 1
 		echo "$1 with_rt $(terse /tmp/iops.out 8) $(terse /tmp/rt.out 7)" \
-			"$(terse /tmp/rt.out 39)" >> "$iopsrt"
-	else
+			"$(terse /tmp/rt.out 39)" >> "$iopsrt" ;;
+	with_stream)
+		wait $r || { echo "rdrt failed: $(head -n 1 /tmp/stream.err)"; return 1; }
+		_j=$(cat /tmp/stream.json)
+		_ns=$(json_field "$_j" run_time_ns)
+		[ "${_ns:-0}" -gt 0 ] || _ns=1
+		echo "$1 with_stream $(terse /tmp/iops.out 8)" \
+			"$(($(json_field "$_j" bytes) * 1000000000 / 1024 / _ns))" \
+			"$(($(json_field "$_j" worst_latency_ns) / 1000)) $(json_field "$_j" misses)" \
+			>> "$iopsst" ;;
+	*)
 		echo "$1 $(terse /tmp/iops.out 8)" >> "$iops"
-		echo "$1 alone $(terse /tmp/iops.out 8)" >> "$iopsrt"
-	fi
+		echo "$1 alone $(terse /tmp/iops.out 8)" >> "$iopsrt" ;;
+	esac
 }
 order=$scheds
 round=1
 while [ $round -le "$rounds" ]; do
 	for s in $order; do
-		check "4k random reads under $s, round $round" iops_one "$s" alone
-		check "4k random reads beside a real-time reader under $s, round $round" \
-			iops_one "$s" with_rt
+		for k in $iops_runs; do
+			case $k in
+			alone) d="4k random reads under $s, round $round" ;;
+			with_rt) d="4k random reads beside a real-time reader under $s, round $round" ;;
+			*) d="4k random reads beside an ABISS stream under $s, round $round" ;;
+			esac
+			ran "$d" iops_one "$s" "$k" || continue
+			case $k in
+			alone) f=$iops ;;
+			with_rt) f=$iopsrt ;;
+			*) f=$iopsst ;;
+			esac
+			diag "$d: $(tail -n 1 "$f" | awk '{ print $(NF == 2 ? 2 : 3) }') IOPS"
+		done
 	done
 	case $order in
 	*' '*) order="${order#* } ${order%% *}" ;;
 	esac
 	round=$((round + 1))
 done
+umount $mnt
 echo 0 > $cfg/nullb-iops/power
 rmdir $cfg/nullb-iops
+abissd_stop
 done_testing

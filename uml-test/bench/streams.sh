@@ -3,65 +3,104 @@
 # uml-test/bench/run (issue 14, scenarios a and b): one streaming reader,
 # 2 MB/s in 64 KiB takes, beside 8 greedy buffered readers (scenario
 # "readers") or 8 greedy buffered writers that fsync every 8 MiB
-# ("writers"), on a FAT on null_blk:
-#   capped  20 MB/s cap (a token bucket refilled every 20 ms), irqmode=2,
-#           0.5 ms completions;
-#   disk    one request at a time (hw_queue_depth=1, one submit queue),
-#           irqmode=2, $BENCH_DISK_NSEC per request (default 6.5 ms),
-#           requests of at most 128 KiB: bandwidth comes from service time,
-#           about 20 MB/s in 128 KiB requests, as on a disk or SD card
-#           (1 ms gave 110 MB/s: a 2 MB/s stream was 2 % of it).
-# The contenders, each with a cold cache, in the same boot, all bench-reader
-# (uml-test/prog/bench-reader.c) with the same rate, take size and buffer
-# memory (4 MiB): an ABISS stream (admitted by abissd) under abiss,
-# mq-deadline and bfq; a ring of 4 MiB filled by a real-time I/O class
-# producer thread, and plain paced reads in the real-time I/O class, under
-# none, mq-deadline, bfq, kyber and abiss.  Before them, per scenario, the
-# greedy load alone ("greedy alone", under mq-deadline): what the device
-# gives it with no stream.
+# ("writers"), on a file system (FAT, "vfat", or ext3) on a device:
+#   capped  null_blk, 20 MB/s cap (a token bucket refilled every 20 ms),
+#           irqmode=2, 0.5 ms completions;
+#   disk    null_blk, one request at a time (hw_queue_depth=1, one submit
+#           queue), irqmode=2, $BENCH_DISK_NSEC per request (default
+#           6.5 ms), requests of at most 128 KiB: bandwidth comes from
+#           service time, about 20 MB/s in 128 KiB requests, as on a disk
+#           or SD card (1 ms gave 110 MB/s: a 2 MB/s stream was 2 % of it);
+#   ubd     a file of the host as a UML disk: the guest's FAT image (ubda)
+#           or ext3 image (ubdb) that uml-test/run makes, the files in a
+#           folder of their own (removed after); reads are served by the
+#           host, most likely from its page cache, through one ubd thread.
+# A null_blk's files are written with it fast (irqmode=0, no cap), then it
+# is powered off, slowed and powered on again (a memory-backed null_blk
+# keeps its data): 400 MiB at 20 MB/s would take 20 s a device.  FAT is
+# made by mkdosfs; the guest has no mkfs.ext3 (busybox makes ext2 only), so
+# ext3 on a null_blk is a copy of an empty ext3 image the host made
+# ($BENCH_EXT3_IMAGE, uml-test/bench/run makes it): the blocks its
+# "START COUNT" lines (4 KiB blocks, $BENCH_EXT3_IMAGE.extents) list, the
+# rest left unwritten (a memory-backed null_blk reads zeros there).
+# The contenders, each with a cold cache, in the same boot, with the same
+# rate, read size and buffer memory (4 MiB): bench-reader
+# (uml-test/prog/bench-reader.c) as an ABISS stream (admitted by abissd)
+# under abiss, mq-deadline and bfq; a ring of 4 MiB filled by a real-time
+# I/O class producer thread, and plain paced reads in the real-time I/O
+# class, under none, mq-deadline, bfq, kyber and abiss; and an unmodified
+# player through abiss-run (mode "abissrun"): fio, --rate 2000000 in 64 KiB
+# psync reads, run by abiss-run --rate 2M --buffer 4M, whose per-read
+# latency is fio's (its latency log, "lat": the whole read() call).  Before
+# them, per scenario, the greedy load alone ("greedy alone", under
+# mq-deadline): what the device gives it with no stream.
 #
 # Appends a JSON line per contender to $BENCH_DIR/bench-streams.jsonl:
 # bench-reader's object with "scenario", "device", "fs", "sched",
 # "greedy_KiBps" (what the device read and wrote for others while the
 # reader ran, from /sys/block/DEV/stat, less the reader's own bytes and
 # buffer), "secs" and "trace" (its per-take trace, relative to BENCH_DIR)
-# in front; a contender that failed gets "error" instead of figures.  TAP
-# on stdout: a check per step, a diag line per contender as it ends.
+# in front; a contender that failed gets "error" instead of figures.  The
+# abissrun line has the same fields, made from fio's: reads, p50_us,
+# p99_us, p999_us, max_us (nearest rank, as bench-reader), stalls (reads
+# over 1 ms), rate_Bps (delivered: bytes over fio's run time), cpu_ms (its
+# user + system), bytes, "stream" (its id, from abiss-run --verbose: no
+# stream started is a failed contender), and misses, refills and
+# late_refills of its stream, sampled from debugfs every 0.1 s while fio
+# ran (a miss in its last moments may be lost; null and no refills if the
+# stream was never seen, as a short run on a loaded host can be).  TAP on
+# stdout: a check per step, a diag line per contender as it ends.
 #
-# Environment (uml-test/run -e NAME=VALUE):
-#   BENCH_SECS         seconds each reader runs (default 10)
+# Environment (uml-test/run -e NAME=VALUE; lists: blanks or + between):
+#   BENCH_SECS         seconds each reader runs (default 4)
 #   BENCH_DIR          where results go (default /results)
-#   BENCH_SCENARIOS    default "readers writers" (lists: blanks or + between)
-#   BENCH_DEVICES      default "capped disk"
-#   BENCH_CONTENDERS   MODE/SCHED words (default: the 13 above)
+#   BENCH_SCENARIOS    default "readers writers"
+#   BENCH_DEVICES      default "capped" (all three: "capped disk ubd")
+#   BENCH_FS           default "vfat" (ext3 too: "vfat ext3"); every file
+#                      system on every device
+#   BENCH_CONTENDERS   MODE/SCHED words (default: the 14 above); MODE is
+#                      abiss, ring, plain (bench-reader) or abissrun
 #   BENCH_GREEDY_MB    each greedy reader's file (default 32); a writer's is half
 #   BENCH_DISK_NSEC    the disk device's time per request (default 6500000)
 #   BENCH_WARMUP       seconds the load runs before the reader (default 2)
-#   BENCH_FIFO         if set, every reader runs at this SCHED_FIFO priority
-#                      (bench-reader --fifo); default: normal CPU scheduling
+#   BENCH_FIFO         if set, every bench-reader runs at this SCHED_FIFO
+#                      priority (bench-reader --fifo); default: normal CPU
+#                      scheduling (fio under abiss-run always has it: the
+#                      guest has no chrt)
+#   BENCH_EXT3_IMAGE   the empty ext3 image for ext3 on a null_blk (default
+#                      /results/nullb-ext3.img); without it, that device
+#                      and file system is a failed step, the others run
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
 
-secs=${BENCH_SECS:-10}
+secs=${BENCH_SECS:-4}
 dir=${BENCH_DIR:-/results}
 # Lists: words separated by blanks or + (uml-test/run -e takes no blanks).
 scenarios=$(echo "${BENCH_SCENARIOS:-readers writers}" | tr + ' ')
-devices=$(echo "${BENCH_DEVICES:-capped disk}" | tr + ' ')
+devices=$(echo "${BENCH_DEVICES:-capped}" | tr + ' ')
+fss=$(echo "${BENCH_FS:-vfat}" | tr + ' ')
 contenders=$(echo "${BENCH_CONTENDERS:-abiss/abiss abiss/mq-deadline abiss/bfq
 	ring/none ring/mq-deadline ring/bfq ring/kyber ring/abiss
-	plain/none plain/mq-deadline plain/bfq plain/kyber plain/abiss}" | tr + ' ')
+	plain/none plain/mq-deadline plain/bfq plain/kyber plain/abiss
+	abissrun/abiss}" | tr + ' ')
 greedy_mb=${BENCH_GREEDY_MB:-32}
 writer_mb=$(((greedy_mb + 1) / 2))
 disk_nsec=${BENCH_DISK_NSEC:-6500000}
 warmup=${BENCH_WARMUP:-2}
+ext3_image=${BENCH_EXT3_IMAGE:-/results/nullb-ext3.img}
 rate=2M
 rate_Bps=2000000
 size=64k
+size_B=65536
 buffer=4M
-fs=vfat
+buffer_B=4194304
 jsonl=$dir/bench-streams.jsonl
 mnt=/mnt/bench
+# The files, in a folder of their own: on ubd the file system is the
+# harness's, with files of the tests beside.
+fdir=$mnt/bench
 cfg=/sys/kernel/config/nullb
+streams=/sys/kernel/debug/abiss/streams
 
 # The stream's file outlasts the run with the buffer read ahead.
 stream_mb=$((secs * rate_Bps / 1048576 + 9))
@@ -71,7 +110,9 @@ nscen=$#
 set -- $contenders
 ncont=$#
 set -- $devices
-plan $((1 + $# * (2 + nscen * (1 + ncont))))
+ndev=$#
+set -- $fss
+plan $((1 + ndev * $# * (2 + nscen * (1 + ncont))))
 
 mkdir -p "$dir/traces"
 
@@ -97,43 +138,120 @@ uptime_cs() {
 	echo $((${_u%.*} * 100 + $(echo "${_u#*.}" | sed 's/^0//')))
 }
 
-# make_device NAME KIND SIZE_MB: a memory-backed null_blk.
-make_device() {
-	_nb=$cfg/$1
-	mkdir "$_nb" && echo 1 > "$_nb/memory_backed" && echo "$3" > "$_nb/size" &&
-		echo 2 > "$_nb/irqmode" || return 1
+# files_mb: MiB the files of make_files take.
+files_mb() { echo $((8 * greedy_mb + 8 * writer_mb + stream_mb)); }
+
+# make_fs DEV FS: an empty FS on /dev/DEV.  ext3: the host's image, the
+# blocks its extents list (the device reads zeros elsewhere).
+make_fs() {
 	case $2 in
+	vfat)
+		mkdosfs -F 32 "/dev/$1" > /dev/null ;;
+	ext3)
+		[ -s "$ext3_image" ] && [ -s "$ext3_image.extents" ] || {
+			echo "no ext3 image $ext3_image (uml-test/bench/run makes it)"
+			return 1
+		}
+		while read -r _s _n; do
+			dd if="$ext3_image" of="/dev/$1" bs=4096 skip="$_s" seek="$_s" \
+				count="$_n" conv=notrunc 2> /dev/null || return 1
+		done < "$ext3_image.extents"
+		sync ;;
+	*)
+		echo "no file system '$2' (vfat or ext3)"; return 1 ;;
+	esac
+}
+
+# fs_size_mb FS: the null_blk's size for FS: for ext3 its image's.
+fs_size_mb() {
+	case $1 in
+	ext3) echo $(($(stat -c %s "$ext3_image" 2> /dev/null || echo 0) / 1048576)) ;;
+	*) echo $(($(files_mb) + 64)) ;;
+	esac
+}
+
+# dev_of KIND FS: the block device of KIND for FS: ubd has a disk per file
+# system (uml-test/lib/disk.sh).
+dev_of() {
+	case $1:$2 in
+	ubd:ext3) echo ubdb ;;
+	ubd:*) echo ubda ;;
+	*) echo "nullb-$1" ;;
+	esac
+}
+
+# setup_device KIND FS: the device of KIND (capped, disk, ubd), $dev, with
+# FS mounted on $mnt and the folder $fdir made.  A null_blk is made fast,
+# so that make_files is quick, and slowed by slow_device.  (Run by check,
+# in a subshell: it sets nothing.)
+setup_device() {
+	case $1 in
+	ubd)
+		case $2 in
+		vfat | ext3) ;;
+		*) echo "no file system '$2' (vfat or ext3)"; return 1 ;;
+		esac
+		mkdir -p $mnt && mount -t "$2" "/dev/$dev" $mnt || return 1 ;;
+	capped | disk)
+		_nb=$cfg/$dev
+		_mb=$(fs_size_mb "$2")
+		[ "$_mb" -gt $(($(files_mb) + 16)) ] || {
+			echo "the $2 image ($_mb MiB) is too small for $(files_mb) MiB of files"
+			return 1
+		}
+		mkdir "$_nb" && echo 1 > "$_nb/memory_backed" && echo "$_mb" > "$_nb/size" &&
+			echo 0 > "$_nb/irqmode" || return 1
+		if [ "$1" = disk ]; then
+			echo 1 > "$_nb/submit_queues" && echo 1 > "$_nb/hw_queue_depth" &&
+				echo 256 > "$_nb/max_sectors" || return 1
+		fi
+		echo 1 > "$_nb/power" && make_fs "$dev" "$2" && mkdir -p $mnt &&
+			mount -t "$2" "/dev/$dev" $mnt || return 1 ;;
+	*)
+		echo "no device kind '$1' (capped, disk or ubd)"; return 1 ;;
+	esac
+	mkdir -p "$fdir"
+}
+
+# slow_device KIND FS: a null_blk powered off, capped or slowed, powered
+# on and mounted again; nothing for ubd.
+slow_device() {
+	[ "$1" != ubd ] || return 0
+	_nb=$cfg/$dev
+	umount $mnt && echo 0 > "$_nb/power" && echo 2 > "$_nb/irqmode" || return 1
+	case $1 in
 	capped)
 		echo 20 > "$_nb/mbps" && echo 500000 > "$_nb/completion_nsec" ;;
 	disk)
-		echo 1 > "$_nb/submit_queues" && echo 1 > "$_nb/hw_queue_depth" &&
-			echo "$disk_nsec" > "$_nb/completion_nsec" &&
-			echo 256 > "$_nb/max_sectors" ;;
-	*)
-		echo "no device kind '$2'"; return 1 ;;
+		echo "$disk_nsec" > "$_nb/completion_nsec" ;;
 	esac || return 1
-	echo 1 > "$_nb/power"
+	echo 1 > "$_nb/power" && mount -t "$2" "/dev/$dev" $mnt && test -s "$fdir/stream"
 }
 
-# setup_device NAME KIND: the device, big enough for make_files, with a
-# FAT mounted on $mnt.
-setup_device() {
-	make_device "$1" "$2" $((8 * greedy_mb + 8 * writer_mb + stream_mb + 64)) &&
-		mkdosfs -F 32 "/dev/$1" > /dev/null && mkdir -p $mnt && mount -t vfat "/dev/$1" $mnt
-}
+# prepare KIND FS: the files made, the device slowed.
+prepare() { make_files && slow_device "$1" "$2"; }
 
+# remove_device KIND: the files and the device gone (ubd: the files, and
+# its scheduler put back).
 remove_device() {
-	umount "$mnt" 2> /dev/null
-	echo 0 > "$cfg/$1/power"
-	rmdir "$cfg/$1"
+	case $1 in
+	ubd)
+		rm -rf "$fdir"
+		umount $mnt
+		[ -z "$ubd_sched" ] || echo "$ubd_sched" > "/sys/block/$dev/queue/scheduler" ;;
+	*)
+		umount $mnt 2> /dev/null
+		echo 0 > "$cfg/$dev/power"
+		rmdir "$cfg/$dev" ;;
+	esac
 }
 
 # make_files: the stream's file, 8 greedy readers' and 8 writers' files.
 make_files() {
-	dd if=/dev/zero of=$mnt/stream bs=1M count=$stream_mb 2> /dev/null || return 1
+	dd if=/dev/zero of=$fdir/stream bs=1M count=$stream_mb 2> /dev/null || return 1
 	for i in 1 2 3 4 5 6 7 8; do
-		dd if=/dev/zero of=$mnt/greedy$i bs=1M count="$greedy_mb" 2> /dev/null &&
-			dd if=/dev/zero of=$mnt/writer$i bs=1M count="$writer_mb" 2> /dev/null ||
+		dd if=/dev/zero of=$fdir/greedy$i bs=1M count="$greedy_mb" 2> /dev/null &&
+			dd if=/dev/zero of=$fdir/writer$i bs=1M count="$writer_mb" 2> /dev/null ||
 			return 1
 	done
 	sync
@@ -145,8 +263,8 @@ load_start() {
 	_jobs=
 	for i in 1 2 3 4 5 6 7 8; do
 		case $1 in
-		readers) _jobs="$_jobs --name=greedy$i --filename=$mnt/greedy$i --rw=read" ;;
-		writers) _jobs="$_jobs --name=writer$i --filename=$mnt/writer$i --rw=write" ;;
+		readers) _jobs="$_jobs --name=greedy$i --filename=$fdir/greedy$i --rw=read" ;;
+		writers) _jobs="$_jobs --name=writer$i --filename=$fdir/writer$i --rw=write" ;;
 		esac
 	done
 	# Buffered; readers drop their file's cached pages at each pass
@@ -190,6 +308,88 @@ measure_stop() {
 	[ $_cs -gt 0 ] || _cs=1
 }
 
+# stream_watch: in the background until killed, every 0.1 s, the id,
+# misses, refills and late refills of each stream at 2 MB/s that debugfs
+# lists (one at a time here), to /tmp/watch.out.  Not a function's
+# subshell that a kill would miss: a sh of its own, $watch_pid.
+stream_watch() {
+	: > /tmp/watch.out
+	sh -c 'while :; do
+		awk -v r="$1" "NR > 1 && \$5 == r { print \$1, \$10, \$11, \$15 }" "$0" \
+			>> /tmp/watch.out 2> /dev/null
+		sleep 0.1
+	done' "$streams" "$rate_Bps" &
+	watch_pid=$!
+}
+
+# player TRACE: the unmodified player, fio through abiss-run, on the
+# stream's file; bench-reader's JSON object from its figures on stdout,
+# its per-read trace ("t_ms latency_us") to TRACE.  1 (and why on stderr)
+# if it failed.
+player() {
+	_tr=$1
+	rm -f /tmp/player_*.log /tmp/player.json
+	stream_watch
+	abiss-run --rate $rate --buffer $buffer --verbose -- fio --thread --name=player \
+		--filename=$fdir/stream --rw=read --bs=$size --ioengine=psync \
+		--rate=$rate_Bps --invalidate=0 --runtime="$secs" \
+		--write_lat_log=/tmp/player --log_avg_msec=0 \
+		--output-format=json --output=/tmp/player.json > /dev/null 2> /tmp/player.err
+	_prc=$?
+	kill "$watch_pid" 2> /dev/null
+	wait "$watch_pid" 2> /dev/null
+	if [ $_prc != 0 ] || ! [ -s /tmp/player_lat.1.log ]; then
+		echo "abiss-run fio exited with $_prc: $(grep -v '^$' /tmp/player.err | head -n 1)" >&2
+		return 1
+	fi
+	# --verbose: "abiss-run: stream ID on 'FILE' at RATE bytes/s".
+	_id=$(sed -n "s/^abiss-run: stream \([0-9]*\) on .*/\1/p" /tmp/player.err | head -n 1)
+	if [ -z "$_id" ]; then
+		echo "abiss-run started no stream: $(grep '^abiss-run: ' /tmp/player.err | head -n 1)" >&2
+		return 1
+	fi
+	# fio's JSON: the read side's first io_bytes and runtime (ms), the
+	# job's usr_cpu and sys_cpu (percent of its run).
+	set -- $(awk -F' : ' '
+		/"io_bytes"/ && b == "" { b = $2 + 0 }
+		/"runtime"/ && $2 !~ /"/ && t == "" { t = $2 + 0 }
+		/"usr_cpu"/ { u = $2 + 0 } /"sys_cpu"/ { s = $2 + 0 }
+		END { printf "%.0f %.0f %.1f\n", b, t, (u + s) / 100 * t }' /tmp/player.json)
+	_bytes=${1:-0} _run=${2:-0} _cpu=${3:-0}
+	# The stream's last sample, if debugfs was read while it lived.
+	_w=$(awk -v id="$_id" '$1 == id { l = $2 " " $3 " " $4 } END { print l }' /tmp/watch.out)
+	if [ -n "$_w" ]; then
+		set -- $_w
+		_st="\"misses\":$1"
+		_rf=",\"refills\":$2,\"late_refills\":$3"
+	else
+		_st="\"misses\":null"
+		_rf=
+	fi
+	_rf="$_rf,\"stream\":$_id"
+	# The lat log: "t_ms, lat_ns, dir, bs, offset" per read.
+	awk -F', *' '{ printf "%d %.1f\n", $1, $2 / 1000 }' /tmp/player_lat.1.log > "$_tr"
+	sort -n -k 2 "$_tr" | awk -v bytes="$_bytes" -v run="$_run" -v cpu="$_cpu" \
+		-v rate=$rate_Bps -v size=$size_B -v buf=$buffer_B -v st="$_st" -v rf="$_rf" '
+	{ l[++n] = $2; if ($2 > 1000) stalls++ }
+	# nearest RANK PER_MILLE: as bench-reader (tools/lib/util.c).
+	function rank(pm,    r) { if (!n) return 0; r = int((n * pm + 999) / 1000); return l[r ? r : 1] }
+	END {
+		# On schedule, the bytes took bytes/rate seconds however early
+		# the last came (as bench-reader).
+		span = bytes * 1000 / rate
+		if (run > span) span = run
+		printf "{\"label\":\"abiss-run fio\",\"mode\":\"abissrun\",\"reads\":%d", n
+		printf ",\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f",
+			rank(500), rank(990), rank(999), (n ? l[n] : 0)
+		printf ",\"stalls\":%d,%s,\"rate_Bps\":%.0f,\"cpu_ms\":%.1f", stalls, st,
+			(span > 0 ? bytes * 1000 / span : 0), cpu
+		printf ",\"bytes\":%.0f,\"run_ms\":%.1f,\"rate_req_Bps\":%d,\"size\":%d",
+			bytes, run, rate, size
+		printf ",\"buffer\":%d,\"rt\":false,\"fifo\":0%s}\n", buf, rf
+	}'
+}
+
 # one SCEN DEVKIND DEV MODE SCHED: a contender; its JSON line is appended.
 one() {
 	_name=$1-$2-$fs-$4-$5
@@ -210,19 +410,23 @@ one() {
 		_err="cannot set nr_requests under $5"
 	else
 		measure_start "$1" "$3"
-		bench-reader --mode "$4" --rate $rate --size $size --seconds "$secs" \
-			--label "$4" --trace "$dir/$_trace" $_extra $mnt/stream \
-			> /tmp/reader.json 2> /tmp/reader.err
+		if [ "$4" = abissrun ]; then
+			player "$dir/$_trace" > /tmp/reader.json 2> /tmp/reader.err
+		else
+			bench-reader --mode "$4" --rate $rate --size $size --seconds "$secs" \
+				--label "$4" --trace "$dir/$_trace" $_extra $fdir/stream \
+				> /tmp/reader.json 2> /tmp/reader.err
+		fi
 		_rc=$?
 		measure_stop "$3"
 		_j=$(cat /tmp/reader.json)
 		[ $_rc = 0 ] && [ -n "$_j" ] ||
-			_err="bench-reader exited with $_rc: $(head -n 1 /tmp/reader.err)"
+			_err="$4 exited with $_rc: $(head -n 1 /tmp/reader.err)"
 	fi
 	if [ -n "$_err" ]; then
 		_err=$(echo "$_err" | tr -d '"\\')
 		echo "{\"scenario\":\"$1\",\"device\":\"$2\",\"fs\":\"$fs\",\"sched\":\"$5\",\"label\":\"$4\",\"mode\":\"$4\",\"secs\":$secs,\"error\":\"$_err\"}" >> "$jsonl"
-		diag "$1 on $2: $4 under $5: FAILED: $_err"
+		diag "$1 on $2, $fs: $4 under $5: FAILED: $_err"
 		return 1
 	fi
 	# The reader's own device bytes: what it took plus what it held.
@@ -230,7 +434,7 @@ one() {
 	_g=$(((_moved - _own) * 100 / 1024 / _cs))
 	[ $_g -ge 0 ] || _g=0
 	echo "{\"scenario\":\"$1\",\"device\":\"$2\",\"fs\":\"$fs\",\"sched\":\"$5\",\"greedy_KiBps\":$_g,\"secs\":$secs,\"trace\":\"$_trace\",${_j#\{}" >> "$jsonl"
-	diag "$1 on $2: $4 under $5: p99 $(jget "$_j" p99_us) us, max $(jget "$_j" max_us) us," \
+	diag "$1 on $2, $fs: $4 under $5: p99 $(jget "$_j" p99_us) us, max $(jget "$_j" max_us) us," \
 		"stalls $(jget "$_j" stalls), misses $(jget "$_j" misses), greedy $_g KiB/s"
 }
 
@@ -242,33 +446,56 @@ alone() {
 	measure_stop "$3"
 	_g=$((_moved * 100 / 1024 / _cs))
 	echo "{\"scenario\":\"$1\",\"device\":\"$2\",\"fs\":\"$fs\",\"sched\":\"mq-deadline\",\"label\":\"greedy alone\",\"mode\":\"none\",\"secs\":$secs,\"greedy_KiBps\":$_g}" >> "$jsonl"
-	diag "$1 on $2: greedy alone: $_g KiB/s"
+	diag "$1 on $2, $fs: greedy alone: $_g KiB/s"
 }
 
 # Not through check: abissd must stay in this shell.
 if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
-diag "$secs s per reader; devices: $devices; scenarios: $scenarios${BENCH_FIFO:+; readers at SCHED_FIFO $BENCH_FIFO}"
+diag "$secs s per reader; devices: $devices; file systems: $fss; scenarios: $scenarios${BENCH_FIFO:+; readers at SCHED_FIFO $BENCH_FIFO}"
 for kind in $devices; do
-	dev=nullb-$kind
-	step "$kind null_blk made, FAT made and mounted" setup_device "$dev" "$kind" ||
-		bail "no $kind device"
-	step "files made on the $kind device" make_files || bail "no files"
-	for scen in $scenarios; do
-		diag "scenario $scen, device $kind"
-		if alone "$scen" "$kind" "$dev"; then
-			pass "$scen on $kind: greedy load alone"
+	for fs in $fss; do
+		dev=$(dev_of "$kind" "$fs")
+		# ubd's scheduler is put back at the end (remove_device): the
+		# harness's disk.
+		ubd_sched=
+		[ "$kind" != ubd ] ||
+			ubd_sched=$(sed 's/.*\[\(.*\)\].*/\1/' "/sys/block/$dev/queue/scheduler")
+		# A device that cannot be made skips its runs (told, not
+		# counted), so that the others still run.
+		made=
+		if step "$kind device made, $fs made and mounted" setup_device "$kind" "$fs"; then
+			step "files made on $kind, $fs, and the device slowed" prepare "$kind" "$fs" &&
+				made=1
 		else
-			fail "$scen on $kind: greedy load alone"
+			pass "files made on $kind, $fs, and the device slowed # SKIP no device"
 		fi
-		for c in $contenders; do
-			if one "$scen" "$kind" "$dev" "${c%%/*}" "${c#*/}"; then
-				pass "$scen on $kind: ${c%%/*} under ${c#*/}"
+		if [ -z "$made" ]; then
+			for scen in $scenarios; do
+				pass "$scen on $kind, $fs: greedy load alone # SKIP no device"
+				for c in $contenders; do
+					pass "$scen on $kind, $fs: ${c%%/*} under ${c#*/} # SKIP no device"
+				done
+			done
+			remove_device "$kind" 2> /dev/null
+			continue
+		fi
+		for scen in $scenarios; do
+			diag "scenario $scen, device $kind, $fs"
+			if alone "$scen" "$kind" "$dev"; then
+				pass "$scen on $kind, $fs: greedy load alone"
 			else
-				fail "$scen on $kind: ${c%%/*} under ${c#*/}"
+				fail "$scen on $kind, $fs: greedy load alone"
 			fi
+			for c in $contenders; do
+				if one "$scen" "$kind" "$dev" "${c%%/*}" "${c#*/}"; then
+					pass "$scen on $kind, $fs: ${c%%/*} under ${c#*/}"
+				else
+					fail "$scen on $kind, $fs: ${c%%/*} under ${c#*/}"
+				fi
+			done
 		done
+		remove_device "$kind"
 	done
-	remove_device "$dev"
 done
 abissd_stop
 done_testing
