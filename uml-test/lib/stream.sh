@@ -175,3 +175,18 @@ stream_under_load() {
 	abissd_stop
 	umount "$mnt"
 }
+
+# kthread_pid NAME: the pid of the one task whose name starts with NAME
+# ("abiss-refill/", "abiss-map/": names are cut to 15 characters in
+# /proc); nothing if there is none or more than one.
+kthread_pid() {
+	_w=
+	for _s in /proc/[0-9]*/stat; do
+		{ read -r _l < "$_s"; } 2> /dev/null || continue
+		case "$_l" in
+		*"($1"*) _w="$_w ${_l%% *}" ;;
+		esac
+	done
+	set -- $_w
+	[ $# = 1 ] && echo "$1"
+}

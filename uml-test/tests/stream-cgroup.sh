@@ -64,11 +64,14 @@ rc=$?
 misses=$(json_field "$(cat /tmp/cg2.json)" misses)
 [ $rc = 0 ] && [ "${misses:-0}" -gt 0 ] && pass "io.max throttles the refills: reads missed" ||
 	{ fail "io.max throttles the refills: reads missed"; diag "exit $rc, misses ${misses:-none}: $(cat /tmp/cg2.err)"; }
-late=$(json_field "$(cat /tmp/cg2.json)" late_refills)
-worst=$(json_field "$(cat /tmp/cg2.json)" worst_late_ns)
-[ "${late:-0}" -gt 0 ] && [ "${worst:-0}" -gt 0 ] &&
-	pass "the status counts the late refills (${late} late, the latest by $((worst / 1000000)) ms)" ||
-	{ fail "the status counts the late refills"; diag "late_refills ${late:-none}, worst_late_ns ${worst:-none}"; }
+# The first stream's reads all hit its buffer: no late refill, not even
+# the first fill, which START waits for (it was counted once: every
+# stream had one late refill).  A throttled stream's late refills are
+# not asserted: its reader reads what it misses itself, a buffer ahead,
+# and the refills after that find the pages there.
+late=$(json_field "$(cat /tmp/cg1.json)" late_refills)
+is "$(json_field "$(cat /tmp/cg1.json)" misses):${late:-none}" 0:0 \
+	"a stream that never waited counts no late refill, the first fill neither"
 echo "$devno rbps=max" > "$cg/io.max"
 
 abissd_stop

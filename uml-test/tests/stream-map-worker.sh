@@ -29,18 +29,6 @@ check "the device slowed to 200 ms a request, under abiss, mounted again" sh -c 
 	echo abiss > /sys/block/$dev/queue/scheduler && mount -t vfat /dev/$dev $mnt"
 if abissd_start 100M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
-# map_worker: the pid of the one map worker (only this disk has streams).
-map_worker() {
-	_w=
-	for _s in /proc/[0-9]*/stat; do
-		{ read -r _l < "$_s"; } 2> /dev/null || continue
-		case "$_l" in
-		*"(abiss-map/"*) _w="$_w ${_l%% *}" ;;
-		esac
-	done
-	set -- $_w
-	[ $# = 1 ] && echo "$1"
-}
 admitting() { [ "$(stream_of "$1" 13)" = admitting ]; }
 # rt_past N: the scheduler has counted more than N real-time requests.
 rt_past() { look inserted; [ "$n1" -gt "$1" ]; }
@@ -50,7 +38,7 @@ rt0=$n1
 rdrt -a -r 1M -s 64k -b 1M -t 2 "$mnt/f" > /dev/null 2> /tmp/map.err &
 p=$!
 await 20 admitting "$p" || diag "stream not admitting: $(cat /tmp/map.err)"
-w=$(map_worker)
+w=$(kthread_pid abiss-map/)
 [ -n "$w" ] && pass "the disk's map worker is there (pid $w)" ||
 	fail "the disk's map worker is there"
 is "$(ionice -p "${w:-0}" 2>&1)" "realtime: prio 4" "its I/O priority is real-time, level 4"

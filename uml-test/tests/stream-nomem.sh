@@ -32,19 +32,6 @@ check "fault injection set up (fail_page_alloc, task filter)" sh -c "
 	echo Y > $fail/task-filter && echo Y > $fail/ignore-gfp-wait &&
 	echo N > $fail/ignore-gfp-highmem && echo -1 > $fail/times"
 
-# worker: the pid of the one refill worker ("abiss-refill/DISK", cut to
-# 15 characters in /proc): only this test's disk has streams.
-worker() {
-	_w=
-	for _s in /proc/[0-9]*/stat; do
-		{ read -r _l < "$_s"; } 2> /dev/null || continue
-		case "$_l" in
-		*"(abiss-refill/"*) _w="$_w ${_l%% *}" ;;
-		esac
-	done
-	set -- $_w
-	[ $# = 1 ] && echo "$1"
-}
 active() { [ "$(stream_of "$1" 13)" = active ]; }
 # past PID COLUMN N: the stream's column is at least N.
 past() { [ "$(stream_of "$1" "$2")" -ge "$3" ] 2> /dev/null; }
@@ -55,7 +42,7 @@ rdrt -a -r 1M -s 64k -b 1M -n 14M -v -S 71 -j "$dir/f1" > /tmp/nomem.json \
 	2> /tmp/nomem.err &
 p=$!
 await 10 active "$p" || diag "stream not active: $(cat /tmp/nomem.err)"
-w=$(worker)
+w=$(kthread_pid abiss-refill/)
 [ -n "$w" ] && pass "the disk's refill worker is there (pid $w)" ||
 	fail "the disk's refill worker is there"
 d0=$(stream_of "$p" 9) r0=$(stream_of "$p" 11)
