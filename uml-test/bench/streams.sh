@@ -39,7 +39,8 @@
 # bench-reader's object with "scenario", "device", "fs", "sched",
 # "greedy_KiBps" (what the device read and wrote for others while the
 # reader ran, from /sys/block/DEV/stat, less the reader's own bytes and
-# buffer), "secs" and "trace" (its per-take trace, relative to BENCH_DIR)
+# buffer), "secs", "trace" (its per-take trace, relative to BENCH_DIR)
+# and for an ABISS stream "dev_trace" (the device's bytes every 0.2 s)
 # in front; a contender that failed gets "error" instead of figures.  The
 # abissrun line has the same fields, made from fio's: reads, p50_us,
 # p99_us, p999_us, max_us (nearest rank, as bench-reader), stalls (reads
@@ -130,6 +131,19 @@ jget() { echo "$1" | sed -n "s/.*\"$2\":\"*\([^,}\"]*\).*/\1/p"; }
 dev_bytes() {
 	read -r _r1 _r2 _rs _r4 _w1 _w2 _ws _rest < "/sys/block/$1/stat"
 	echo $(((_rs + _ws) * 512))
+}
+
+# dev_sample FILE DEV T0: append "t_ms bytes" to FILE: DEV's bytes read
+# plus written so far, t from T0 (uptime_cs).  dev_sampler FILE DEV T0:
+# the same every 0.2 s, until killed.  The device's throughput over time,
+# plotted beside an ABISS stream's buffer fill; the first and the last
+# sample are taken by the caller (a fork may take a second in the busy
+# guest).
+dev_sample() { echo "$((($(uptime_cs) - $3) * 10)) $(dev_bytes "$2")" >> "$1"; }
+dev_sampler() {
+	while sleep 0.2; do
+		dev_sample "$@"
+	done
 }
 
 # uptime_cs: seconds since boot in hundredths.
@@ -410,6 +424,14 @@ one() {
 		_err="cannot set nr_requests under $5"
 	else
 		measure_start "$1" "$3"
+		_sampler=
+		if [ "$4" = abiss ]; then
+			_st=$(uptime_cs)
+			: > "$dir/traces/$_name.dev"
+			dev_sample "$dir/traces/$_name.dev" "$3" "$_st"
+			dev_sampler "$dir/traces/$_name.dev" "$3" "$_st" &
+			_sampler=$!
+		fi
 		if [ "$4" = abissrun ]; then
 			player "$dir/$_trace" > /tmp/reader.json 2> /tmp/reader.err
 		else
@@ -418,6 +440,10 @@ one() {
 				> /tmp/reader.json 2> /tmp/reader.err
 		fi
 		_rc=$?
+		if [ -n "$_sampler" ]; then
+			{ kill "$_sampler"; wait "$_sampler"; } 2> /dev/null
+			dev_sample "$dir/traces/$_name.dev" "$3" "$_st"
+		fi
 		measure_stop "$3"
 		_j=$(cat /tmp/reader.json)
 		[ $_rc = 0 ] && [ -n "$_j" ] ||
@@ -433,7 +459,9 @@ one() {
 	_own=$(($(jget "$_j" bytes) + $(jget "$_j" buffer)))
 	_g=$(((_moved - _own) * 100 / 1024 / _cs))
 	[ $_g -ge 0 ] || _g=0
-	echo "{\"scenario\":\"$1\",\"device\":\"$2\",\"fs\":\"$fs\",\"sched\":\"$5\",\"greedy_KiBps\":$_g,\"secs\":$secs,\"trace\":\"$_trace\",${_j#\{}" >> "$jsonl"
+	_dt=
+	[ "$4" != abiss ] || _dt="\"dev_trace\":\"traces/$_name.dev\","
+	echo "{\"scenario\":\"$1\",\"device\":\"$2\",\"fs\":\"$fs\",\"sched\":\"$5\",\"greedy_KiBps\":$_g,\"secs\":$secs,\"trace\":\"$_trace\",$_dt${_j#\{}" >> "$jsonl"
 	diag "$1 on $2, $fs: $4 under $5: p99 $(jget "$_j" p99_us) us, max $(jget "$_j" max_us) us," \
 		"stalls $(jget "$_j" stalls), misses $(jget "$_j" misses), greedy $_g KiB/s"
 }

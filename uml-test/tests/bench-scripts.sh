@@ -22,7 +22,7 @@
 # numbers: never a latency or throughput value.
 . /abiss/uml-test/lib/tap.sh
 
-plan 51
+plan 52
 dir=/tmp/bench
 jsonl=$dir/bench-streams.jsonl
 rm -rf "$dir"
@@ -73,6 +73,15 @@ is "$(echo "$readers" | fields num reads p50_us p99_us p999_us max_us stalls rat
 is "$(echo "$readers" | fields numnull misses)" "" "each contender has misses (number or null)"
 is "$(echo "$readers" | grep '"mode":"abiss"' | fields num misses refills late_refills |
 	grep -c .)" 0 "the ABISS stream's misses, refills and late refills are numbers"
+# The device's bytes over time beside each ABISS stream: a file of samples.
+devtr() {
+	echo "$readers" | grep '"mode":"abiss"' | sed -n 's/.*"dev_trace":"\([^"]*\)".*/\1/p' |
+	while read -r _f; do
+		awk 'NF == 2 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { n++ } END { print (n >= 2) }' "$dir/$_f"
+	done | sort | uniq -c | awk '{ printf "%s:%s ", $2, $1 }'
+}
+is "$(devtr)" "1:$(echo "$readers" | grep -c '"mode":"abiss"') " \
+	"each ABISS stream has the device's throughput over time (dev_trace)"
 is "$(echo "$readers" | grep -E '"mode":"(ring|plain)"' | grep -c '"misses":null')" 4 \
 	"the ring and plain readers' misses are null"
 # Its misses are sampled from debugfs, which a 1 s run on a loaded host can
