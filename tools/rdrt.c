@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +55,17 @@ struct result {
 	uint64_t worst_ns;
 	uint64_t p99_ns;
 	uint64_t worst_lag_ns;	/* --rate: the latest a read began */
+	/*
+	 * Each read by what the reader did meanwhile (getrusage(2) of its
+	 * thread): it slept (a voluntary context switch: it waited for I/O,
+	 * a lock, memory), or it was only preempted (it was runnable: the
+	 * CPU went to others), or neither (the read's own CPU time).
+	 */
+	uint64_t worst_running_ns;
+	uint64_t worst_preempted_ns;
+	uint64_t worst_slept_ns;
+	uint64_t preempted_reads;
+	uint64_t slept_reads;
 	uint64_t run_ns;
 	bool have_status;	/* ABISS: @status is the stream's, at the end */
 	struct abiss_status status;
@@ -246,6 +258,39 @@ static void print_status(const char *when, const struct abiss_status *st)
 		(unsigned long long)st->worst_take_late_ns, st->end_reason);
 }
 
+/* The calling thread's voluntary and involuntary context switches. */
+static void switches(long *vol, long *invol)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru)) {
+		*vol = 0;
+		*invol = 0;
+		return;
+	}
+	*vol = ru.ru_nvcsw;
+	*invol = ru.ru_nivcsw;
+}
+
+/*
+ * Count a read of @ns by what the reader did meanwhile: @vol voluntary
+ * and @invol involuntary context switches.
+ */
+static void classify(struct result *r, uint64_t ns, long vol, long invol)
+{
+	uint64_t *worst = &r->worst_running_ns;
+
+	if (vol) {
+		r->slept_reads++;
+		worst = &r->worst_slept_ns;
+	} else if (invol) {
+		r->preempted_reads++;
+		worst = &r->worst_preempted_ns;
+	}
+	if (ns > *worst)
+		*worst = ns;
+}
+
 /* Touch every page of [p, p + len), as a reader of a mapping would. */
 static void touch_pages(const unsigned char *p, size_t len, size_t page)
 {
@@ -275,6 +320,7 @@ static void run(int fd, struct result *r)
 	unsigned char *buf = NULL, *map = NULL;
 	uint64_t *lat = malloc(cap * sizeof(*lat));
 	uint64_t start, due = 0, t0, t1, size = 0, want, pos;
+	long vol0, invol0, vol1, invol1;
 	struct abiss_status st;
 	struct stat sb;
 	ssize_t got;
@@ -322,17 +368,21 @@ static void run(int fd, struct result *r)
 			if (r->bytes >= size)
 				break;
 			n = size - r->bytes < want ? size - r->bytes : want;
+			switches(&vol0, &invol0);
 			t0 = now_ns();
 			touch_pages(map + r->bytes, n, page);
 			t1 = now_ns();
+			switches(&vol1, &invol1);
 			pos = r->bytes + n;
 			if (opt.abiss && abiss_position(fd, pos) < 0)
 				err(EXIT_FAIL, "cannot report the position %llu",
 				    (unsigned long long)pos);
 		} else {
+			switches(&vol0, &invol0);
 			t0 = now_ns();
 			got = read(fd, buf, want);
 			t1 = now_ns();
+			switches(&vol1, &invol1);
 			if (got < 0) {
 				if (errno == EINTR)
 					continue;
@@ -360,6 +410,7 @@ static void run(int fd, struct result *r)
 			r->worst_lag_ns = t0 - due;
 		if (t1 - t0 > r->worst_ns)
 			r->worst_ns = t1 - t0;
+		classify(r, t1 - t0, vol1 - vol0, invol1 - invol0);
 		if (opt.verify)
 			check_data(r, opt.mmap ? map + r->bytes : buf, r->bytes, n);
 		r->bytes += n;
@@ -415,6 +466,14 @@ static void print_json(const struct result *r)
 		printf(", \"worst_lag_ns\": %llu", (unsigned long long)r->worst_lag_ns);
 	else
 		printf(", \"worst_lag_ns\": null");
+	printf(", \"worst_running_ns\": %llu, \"worst_preempted_ns\": %llu"
+	       ", \"worst_slept_ns\": %llu, \"preempted_reads\": %llu"
+	       ", \"slept_reads\": %llu",
+	       (unsigned long long)r->worst_running_ns,
+	       (unsigned long long)r->worst_preempted_ns,
+	       (unsigned long long)r->worst_slept_ns,
+	       (unsigned long long)r->preempted_reads,
+	       (unsigned long long)r->slept_reads);
 	printf(", \"run_time_ns\": %llu", (unsigned long long)r->run_ns);
 	if (!opt.verify)
 		printf(", \"verified\": null");

@@ -91,6 +91,9 @@
 #                          JSON (default 0: none)
 #   BENCH_SCALE_OUT        the JSON lines' file in BENCH_DIR (default
 #                          bench-scale.jsonl)
+#   BENCH_SCALE_RT_PRIO    run the streams' readers at this SCHED_FIFO
+#                          priority (rdrt -R; "rt_prio" in the JSON;
+#                          default: normal scheduling, "rt_prio":0)
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
 
@@ -110,6 +113,7 @@ warmup=${BENCH_WARMUP:-2}
 fs=vfat
 jsonl=$dir/${BENCH_SCALE_OUT:-bench-scale.jsonl}
 host_hogs=${BENCH_HOST_HOGS:-0}
+rt_prio=${BENCH_SCALE_RT_PRIO:-}
 busy_sc=busy
 [ "$host_hogs" = 0 ] || busy_sc=busy-host
 mnt=/mnt/scale
@@ -279,7 +283,7 @@ launch() {
 	pids=
 	_i=1
 	while [ $_i -le "$1" ]; do
-		rdrt -a ${4:+-v -S $((100 + _i))} -j -r "$2" -s 64k -b "$3" -t "$5" \
+		rdrt -a ${4:+-v -S $((100 + _i))} ${rt_prio:+-R $rt_prio} -j -r "$2" -s 64k -b "$3" -t "$5" \
 			"$mnt/s$_i" > "/tmp/scale$_i.json" 2> "/tmp/scale$_i.err" &
 		pids="$pids $!"
 		_i=$((_i + 1))
@@ -329,6 +333,26 @@ collect() {
 			good
 	}' $_files)
 	res="\"misses\":$1,\"worst_ns\":$2,\"p99_ns\":$3,\"worst_lag_ns\":$4,\"worst_refill_ns\":$5,\"late_refills\":$6,\"refills\":$7,\"bytes\":$8"
+	# What the worst reads waited for (rdrt: the reader slept, was only
+	# preempted, or neither): the worst of each kind, and how many reads
+	# slept or were preempted, of all streams.
+	res="$res,$(awk '
+	function f(k,    m) {
+		if (!match($0, "\"" k "\": [^,}]*")) return 0
+		m = substr($0, RSTART, RLENGTH)
+		sub(/.*: /, "", m)
+		return m + 0
+	}
+	/^\{/ {
+		if (f("worst_running_ns") > R) R = f("worst_running_ns")
+		if (f("worst_preempted_ns") > P) P = f("worst_preempted_ns")
+		if (f("worst_slept_ns") > S) S = f("worst_slept_ns")
+		NP += f("preempted_reads"); NS += f("slept_reads"); N += f("reads")
+	}
+	END {
+		printf "\"worst_running_ns\":%.0f,\"worst_preempted_ns\":%.0f,\"worst_slept_ns\":%.0f,", R, P, S
+		printf "\"reads\":%.0f,\"preempted_reads\":%.0f,\"slept_reads\":%.0f\n", N, NP, NS
+	}' $_files)"
 	misses=$1 worst=$2 bytes_all=$8 buffers=$9
 	failed=$((_i - 1 - ${10}))
 	[ $failed -ge $_bad ] || failed=$_bad
@@ -338,7 +362,7 @@ collect() {
 
 # line SCENARIO FIELDS: a JSON line for a run.
 line() {
-	echo "{\"scenario\":\"$1\",\"device\":\"$device\",\"fs\":\"$fs\",\"sched\":\"abiss\",\"secs\":$secs,$2}" >> "$jsonl"
+	echo "{\"scenario\":\"$1\",\"device\":\"$device\",\"fs\":\"$fs\",\"sched\":\"abiss\",\"secs\":$secs,\"rt_prio\":${rt_prio:-0},$2}" >> "$jsonl"
 }
 
 # --- the capped device: c, d, e --------------------------------------------

@@ -103,6 +103,11 @@ check_stream() {
 		"$(json_field "$2" late_refills) late refills," \
 		"worst lag $(($(json_field "$2" worst_lag_ns) / 1000)) us," \
 		"$(json_field "$2" refills) refills"
+	diag "$1: of $(json_field "$2" reads) reads $(json_field "$2" slept_reads) slept" \
+		"(worst $(($(json_field "$2" worst_slept_ns) / 1000)) us)," \
+		"$(json_field "$2" preempted_reads) were preempted" \
+		"(worst $(($(json_field "$2" worst_preempted_ns) / 1000)) us), the others" \
+		"took at most $(($(json_field "$2" worst_running_ns) / 1000)) us"
 }
 
 # ended PID: PID has exited (gone, or a zombie not yet reaped).

@@ -210,8 +210,9 @@ is "$(echo "$runs" | fields str scenario device fs sched)" "" \
 	"scale.sh: each run names its scenario, device, file system and scheduler"
 is "$(echo "$runs" | fields num secs n rate_Bps buffer greedy busy misses worst_ns p99_ns \
 	worst_lag_ns worst_refill_ns late_refills refills bytes failed verified start_ms \
-	window_ms cpu_pct)" "" \
-	"scale.sh: each run's streams, rates, misses, latencies and CPU are numbers"
+	window_ms cpu_pct rt_prio reads slept_reads preempted_reads worst_slept_ns \
+	worst_preempted_ns worst_running_ns)" "" \
+	"scale.sh: each run's streams, rates, misses, latencies, waits and CPU are numbers"
 is "$(echo "$runs" | grep -v '"scenario":"cost"' | fields num greedy_KiBps)" "" \
 	"scale.sh: each run beside the greedy readers has their throughput"
 is "$(echo "$runs" | grep '"scenario":"cost"' | fields num window_bytes cpu_ms cpu_ms_per_MB \
