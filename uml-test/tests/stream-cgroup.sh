@@ -8,7 +8,7 @@
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
 
-plan 12
+plan 13
 mnt=/mnt/vfat
 dir=$mnt/cg
 cgroot=/sys/fs/cgroup
@@ -73,6 +73,30 @@ late=$(json_field "$(cat /tmp/cg1.json)" late_refills)
 is "$(json_field "$(cat /tmp/cg1.json)" misses):${late:-none}" 0:0 \
 	"a stream that never waited counts no late refill, the first fill neither"
 echo "$devno rbps=max" > "$cg/io.max"
+
+# A refill that is late without its reader overtaking it: a 1 MB/s stream
+# with 1 MiB of buffer starts unthrottled (the first fill is quick), then
+# io.max drops to 256 KiB/s.  The next refill is issued when due, with
+# the device's latency measured unthrottled, and its pages (in the page
+# cache, under I/O) arrive seconds after a reader at the rate needs the
+# first of them: the reader waits for them, and the refill counts late,
+# by seconds.  The data is still as written.
+echo 3 > /proc/sys/vm/drop_caches
+sh -c "$IN_CGROUP" "$cg" rdrt -a -r 1M -s 64k -b 1M -n 4M -v -S 21 -j "$dir/f1" > /tmp/cg3.json 2> /tmp/cg3.err &
+p=$!
+await 10 sh -c "[ \"\$(awk -v p=$p '\$2 == p { print \$13 }' /sys/kernel/debug/abiss/streams)\" = active ]"
+echo "$devno rbps=262144" > "$cg/io.max"
+wait $p
+rc=$?
+echo "$devno rbps=max" > "$cg/io.max"
+res=$(cat /tmp/cg3.json)
+late=$(json_field "$res" late_refills)
+[ $rc = 0 ] && [ "$(json_field "$res" verified)" = true ] && [ "${late:-0}" -gt 0 ] &&
+	[ "$(json_field "$res" worst_late_ns)" -ge 100000000 ] &&
+	pass "a refill slowed by io.max after the start counts late, its data as written" ||
+	{ fail "a refill slowed by io.max after the start counts late, its data as written"
+	  diag "exit $rc, late ${late:-none}, worst late $(json_field "$res" worst_late_ns) ns," \
+		"misses $(json_field "$res" misses): $(cat /tmp/cg3.err)"; }
 
 abissd_stop
 check "the cgroup goes away with its processes" rmdir "$cg"
