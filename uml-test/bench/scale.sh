@@ -3,8 +3,9 @@
 # uml-test/bench/run (issue 14, scenarios c to f): many ABISS streams at
 # once, each an rdrt (64 KiB reads, admitted by abissd with its capacity
 # raised to 1 GB/s, so that its 85 % ceiling is out of the way), on FAT on
-# null_blk under the abiss scheduler.  Each run starts from a cold cache
-# but for the FAT's own blocks (fat_warm), launches its N streams at once
+# null_blk under the abiss scheduler (or BENCH_SCALE_SCHED).  Each run
+# starts from a cold cache but for the FAT's own blocks (fat_warm),
+# launches its N streams at once
 # and, once all are active (BENCH_SCALE_START s at most), measures them for
 # BENCH_SECS s (the window); each stream reads that long and as long again
 # as it was allowed to start, so that all of them read through the window.
@@ -91,6 +92,9 @@
 #                          JSON (default 0: none)
 #   BENCH_SCALE_OUT        the JSON lines' file in BENCH_DIR (default
 #                          bench-scale.jsonl)
+#   BENCH_SCALE_SCHED      the devices' scheduler (default abiss; e.g.
+#                          mq-deadline, to compare refill engines of
+#                          kernels whose abiss elevators differ)
 #   BENCH_SCALE_RT_PRIO    run the streams' readers at this SCHED_FIFO
 #                          priority (rdrt -R; "rt_prio" in the JSON;
 #                          default: normal scheduling, "rt_prio":0)
@@ -114,6 +118,7 @@ fs=vfat
 jsonl=$dir/${BENCH_SCALE_OUT:-bench-scale.jsonl}
 host_hogs=${BENCH_HOST_HOGS:-0}
 rt_prio=${BENCH_SCALE_RT_PRIO:-}
+sched=${BENCH_SCALE_SCHED:-abiss}
 busy_sc=busy
 [ "$host_hogs" = 0 ] || busy_sc=busy-host
 mnt=/mnt/scale
@@ -362,7 +367,7 @@ collect() {
 
 # line SCENARIO FIELDS: a JSON line for a run.
 line() {
-	echo "{\"scenario\":\"$1\",\"device\":\"$device\",\"fs\":\"$fs\",\"sched\":\"abiss\",\"secs\":$secs,\"rt_prio\":${rt_prio:-0},$2}" >> "$jsonl"
+	echo "{\"scenario\":\"$1\",\"device\":\"$device\",\"fs\":\"$fs\",\"sched\":\"$sched\",\"secs\":$secs,\"rt_prio\":${rt_prio:-0},$2}" >> "$jsonl"
 }
 
 # --- the capped device: c, d, e --------------------------------------------
@@ -419,7 +424,7 @@ capped_make() {
 	umount $mnt && echo 0 > "$_nb/power" && echo 20 > "$_nb/mbps" &&
 		echo 2 > "$_nb/irqmode" && echo 500000 > "$_nb/completion_nsec" &&
 		echo 1 > "$_nb/power" && mount -t vfat "/dev/$cdev" $mnt &&
-		echo abiss > "/sys/block/$cdev/queue/scheduler"
+		echo "$sched" > "/sys/block/$cdev/queue/scheduler"
 }
 
 # greedy_start: the 8 greedy readers in one fio, $greedy_pid; buffered,
@@ -461,7 +466,7 @@ bandwidth() {
 	wait $_p
 	[ $((_t1 - _t0)) -gt 0 ] && [ $((_b1 - _b0)) -gt 0 ] || return 1
 	bw=$(((_b1 - _b0) * 100 / (_t1 - _t0)))
-	echo "{\"scenario\":\"bandwidth\",\"device\":\"$device\",\"fs\":\"$fs\",\"sched\":\"abiss\",\"secs\":$bw_secs,\"bw_Bps\":$bw}" >> "$jsonl"
+	echo "{\"scenario\":\"bandwidth\",\"device\":\"$device\",\"fs\":\"$fs\",\"sched\":\"$sched\",\"secs\":$bw_secs,\"bw_Bps\":$bw}" >> "$jsonl"
 	diag "bandwidth of the capped device alone: $bw B/s"
 }
 
@@ -517,7 +522,7 @@ cost() {
 	if ! { mkdir "$_nb" && echo 1 > "$_nb/memory_backed" &&
 		echo $(($1 * (_k / 1024 + 1) + 64)) > "$_nb/size" &&
 		echo 0 > "$_nb/irqmode" && echo 1 > "$_nb/power" &&
-		echo abiss > "/sys/block/$udev/queue/scheduler" &&
+		echo "$sched" > "/sys/block/$udev/queue/scheduler" &&
 		mkdosfs -F 32 "/dev/$udev" > /dev/null && mkdir -p $mnt &&
 		mount -t vfat "/dev/$udev" $mnt; }; then
 		_err="cannot make the uncapped device"
