@@ -53,6 +53,7 @@ struct result {
 	uint64_t bytes;
 	uint64_t reads;
 	uint64_t worst_ns;
+	uint64_t worst_at_ns;	/* when it began, CLOCK_MONOTONIC */
 	uint64_t p99_ns;
 	uint64_t worst_lag_ns;	/* --rate: the latest a read began */
 	/*
@@ -408,8 +409,10 @@ static void run(int fd, struct result *r)
 		 */
 		if (opt.rate && t0 - due > r->worst_lag_ns)
 			r->worst_lag_ns = t0 - due;
-		if (t1 - t0 > r->worst_ns)
+		if (t1 - t0 > r->worst_ns) {
 			r->worst_ns = t1 - t0;
+			r->worst_at_ns = t0;
+		}
 		classify(r, t1 - t0, vol1 - vol0, invol1 - invol0);
 		if (opt.verify)
 			check_data(r, opt.mmap ? map + r->bytes : buf, r->bytes, n);
@@ -466,6 +469,7 @@ static void print_json(const struct result *r)
 		printf(", \"worst_lag_ns\": %llu", (unsigned long long)r->worst_lag_ns);
 	else
 		printf(", \"worst_lag_ns\": null");
+	printf(", \"worst_at_ns\": %llu", (unsigned long long)r->worst_at_ns);
 	printf(", \"worst_running_ns\": %llu, \"worst_preempted_ns\": %llu"
 	       ", \"worst_slept_ns\": %llu, \"preempted_reads\": %llu"
 	       ", \"slept_reads\": %llu",
