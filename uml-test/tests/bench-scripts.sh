@@ -231,8 +231,8 @@ check "the report renders many streams" sh /abiss/uml-test/bench/report -q \
 	-o "$sdir/report" "$sdir"
 md=$sdir/report/report.md
 # A section per scenario, a table each (a header and a row per run), the
-# goals beside.
-is "$(grep -c '^## ' "$md") $(grep -c '^| ' "$md") $(grep -c '^- ' "$md")" \
-	"5 $((nres + 10)) 5" "the report has a section per scenario, its table and goals"
+# goals beside, and what the reads waited for in (d), (e) and (e, host).
+is "$(grep -c '^## ' "$md") $(grep -c '^| ' "$md") $(grep -c '^- ' "$md") $(grep -c '^- What the reads waited for' "$md")" \
+	"5 $((nres + 10)) 8 3" "the report has a section per scenario, its table and goals"
 check "the report has the host-cpu section" grep -q '^## (e, host) ' "$md"
 done_testing
