@@ -3,11 +3,13 @@
 # (fault injection, fail_make_request: one bio of the disk fails) costs
 # the stream nothing; the reader gets all its data as written, and the
 # abiss_refill_error tracepoint tells of the failure.  A device
-# that keeps failing ends the stream with the refill-error reason.
+# that keeps failing ends the stream with the refill-error reason.  With
+# nothing to allocate (failslab), a failed read is read again later, and
+# abissd still hears of a stream's end.
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
 
-plan 12
+plan 16
 mnt=/mnt/vfat
 dir=$mnt/ioerr
 fail=/sys/kernel/debug/fail_make_request
@@ -74,7 +76,55 @@ else
 fi
 stop_injecting
 echo 0 > "$fail/times"
-is "$(abissd_reserved 0)" 0 "abissd got both reservations back"
+
+# A failed refill read whose next read cannot be counted without reclaim
+# (failslab: every slab object the disk's refill worker allocates, with or
+# without reclaim, fails for a while; its bios come from mempools; one
+# cache cannot be singled out, SLUB's failslab attribute is set at boot
+# only): the disk's real-time worker does not reclaim, it counts nomem and
+# leaves the page for a later look, which reads it again once it can; the
+# stream goes on.  (It ended with a refill error when the count was kept
+# with GFP_KERNEL and its failure taken for the page's.)
+slab=/sys/kernel/debug/failslab
+echo 1 > /proc/sys/vm/drop_caches
+rdrt -a -r 1M -s 64k -b 2M -n 10M -v -S 61 -j --status "$dir/f1" > /tmp/ioerr3.json \
+	2> /tmp/ioerr3.err &
+p=$!
+await 10 active "$p"
+w=$(kthread_pid abiss-refill/)
+check "failslab for the refill worker ($w) only" sh -c "
+	echo N > $slab/cache-filter && echo Y > $slab/task-filter && echo N > $slab/ignore-gfp-wait && echo 0 > $slab/verbose &&
+	echo 100 > $slab/probability && echo 1 > $slab/interval && echo -1 > $slab/times &&
+	echo 1 > /proc/$w/make-it-fail"
+inject 1
+await 10 sh -c "[ \"\$(cat $fail/times)\" = 0 ]"
+await 10 sh -c "[ \"\$(awk -v p=$p '\$2 == p { print \$18 }' /sys/kernel/debug/abiss/streams)\" -gt 0 ]"
+nomem=$(awk -v p=$p '$2 == p { print $18 }' /sys/kernel/debug/abiss/streams)
+sleep 1
+echo 0 > "/proc/$w/make-it-fail"
+stop_injecting
+wait "$p"
+rc=$?
+[ $rc = 0 ] && [ "$(json_field "$(cat /tmp/ioerr3.json)" verified)" = true ] &&
+	grep -q "before stop: .* end_reason 0$" /tmp/ioerr3.err && [ "${nomem:-0}" -gt 0 ] &&
+	pass "a failed read whose retry cannot be counted without reclaim: nomem, read later, the stream goes on" ||
+	{ fail "a failed read whose retry cannot be counted without reclaim: nomem, read later, the stream goes on"
+	  diag "rdrt $rc, nomem ${nomem:-none}: $(cat /tmp/ioerr3.err)"; }
+is "$(abissd_reserved 0)" 0 "abissd got the reservation back"
+
+# A stream whose end is told to abissd while nothing can be allocated
+# (failslab for the reader, from when its stream is active: its STOP ends
+# the stream): abissd still hears of it (the message was allocated when
+# the stream was admitted) and takes the reservation back.  (It was
+# allocated at the end, and its loss left the reservation taken.)
+rdrt -a -r 4M -s 64k -b 2M -n 4M "$dir/f1" > /dev/null 2>&1 &
+p=$!
+await 10 active "$p"
+echo 1 > "/proc/$p/make-it-fail"
+wait "$p"
+is "$(abissd_reserved 0)" 0 "a stream stopped by a reader that can allocate nothing: abissd takes the reservation back"
+echo 0 > "$slab/probability"
+is "$(abissd_reserved 0)" 0 "abissd got every reservation back"
 abissd_stop
 check "umount" umount "$mnt"
 done_testing
