@@ -10,19 +10,22 @@
 # 16 MiB file takes 32768 lookups and reads 256 FAT blocks: 50 s at the
 # least.  While the stream is still being admitted (no refill yet), the
 # scheduler counts real-time requests: the map's reads.  Killed then, the
-# starter is gone in seconds, not after the build.
+# starter is gone in seconds, not after the build; so is a second starter
+# killed while its map waits behind the first's (it was, before, after
+# the first map and its own).
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
 . /abiss/uml-test/lib/nullb.sh
 
-plan 9
+plan 10
 nullb_names nb-map
 mnt=/mnt/nb-map
 check "a null_blk with vfat of 512-byte clusters and a 16 MiB file" sh -c "mkdir $nb &&
 	echo 1 > $nb/memory_backed && echo 64 > $nb/size && echo 0 > $nb/irqmode &&
 	echo 1 > $nb/power && mkdosfs -F 32 -s 1 /dev/$dev > /dev/null &&
 	mkdir -p $mnt && mount -t vfat /dev/$dev $mnt &&
-	rdrt --create 16M --seed 81 $mnt/f > /dev/null && umount $mnt"
+	rdrt --create 16M --seed 81 $mnt/f > /dev/null &&
+	rdrt --create 1M --seed 82 $mnt/g > /dev/null && umount $mnt"
 check "the device slowed to 200 ms a request, under abiss, mounted again" sh -c "
 	echo 0 > $nb/power && echo 2 > $nb/irqmode &&
 	echo 200000000 > $nb/completion_nsec && echo 1 > $nb/power &&
@@ -48,6 +51,15 @@ is "$(sed 's/.*) //' "/proc/${w:-0}/stat" 2> /dev/null | awk '{ print $39 }')" 0
 await 20 rt_past "$rt0" &&
 	pass "real-time requests while the stream is being admitted: the map's reads" ||
 	fail "real-time requests while the stream is being admitted (inserted: $n1 $n2 $n3)"
+admitting "$p" || diag "the stream is no longer being admitted: $(stream_of "$p" 13)"
+rdrt -a -r 1M -s 64k -b 1M -t 2 "$mnt/g" > /dev/null 2> /tmp/map2.err &
+q=$!
+await 20 admitting "$q" || diag "second stream not admitting: $(cat /tmp/map2.err)"
+kill -KILL "$q"
+await 10 ended "$q" &&
+	pass "a starter killed while its map waits behind another's is gone in seconds" ||
+	fail "a starter killed while its map waits behind another's is gone in seconds"
+wait "$q" 2> /dev/null
 admitting "$p" || diag "the stream is no longer being admitted: $(stream_of "$p" 13)"
 kill -KILL "$p"
 await 10 ended "$p" &&
