@@ -117,7 +117,7 @@ is "$(abissd_reserved 0)" 0 "abissd got the reservation back"
 # the stream): abissd still hears of it (the message was allocated when
 # the stream was admitted) and takes the reservation back.  (It was
 # allocated at the end, and its loss left the reservation taken.)
-rdrt -a -r 4M -s 64k -b 2M -n 4M "$dir/f1" > /dev/null 2>&1 &
+rdrt -a -r 2M -s 64k -b 2M -n 4M "$dir/f1" > /dev/null 2>&1 &
 p=$!
 await 10 active "$p"
 echo 1 > "/proc/$p/make-it-fail"
