@@ -10,9 +10,11 @@ endif
 
 KSRC_DIR := $(if $(KSRC),$(KSRC),$(BUILD)/linux)
 GUEST_BIN := $(BUILD)/guest/bin
-# The kernel's user-space headers (linux/abiss.h), exported from the
-# patched tree by 'make headers'.
-UAPI := $(BUILD)/headers/include
+# The ABI header (linux/abiss.h) as the series installs it: a copy in the
+# tree, as the kernel's tools/include/uapi keeps one, so that the user space
+# builds without a kernel tree.  make check compares it with what
+# 'make headers' exports from the patched tree.
+UAPI := $(CURDIR)/tools/include/uapi
 ABISS_H := $(UAPI)/linux/abiss.h
 HOST_CC ?= gcc
 HOST_BIN := $(BUILD)/host/bin
@@ -93,18 +95,19 @@ kernel: tree
 bench-kernel: tree
 	@scripts/build-kernel bench
 
-# The uapi headers (linux/abiss.h among them) of the patched tree.
+# The uapi headers (linux/abiss.h among them) of the patched tree, to check
+# the copy in tools/include/uapi against.
 headers: tree
 	@$(MAKE) -s -C $(KSRC_DIR) ARCH=x86 O=$(BUILD)/obj-headers \
 		INSTALL_HDR_PATH=$(BUILD)/headers headers_install
 
 # Static programs for the guest (uml-test/make-rootfs copies them in):
 # abissd, the tools, and the test programs of uml-test/prog.
-guest: headers
+guest: tree
 	@$(MAKE) -s $(GUEST_LIBS) $(BUILD)/guest/$(SHIM) \
 		$(addprefix $(GUEST_BIN)/,$(PROGS) $(GUEST_TESTS))
 
-tools: headers
+tools:
 	@$(MAKE) -s $(HOST_LIBS) $(BUILD)/host/$(SHIM) $(addprefix $(HOST_BIN)/,$(PROGS)) \
 		$(BUILD)/host/test/libabiss-test
 
