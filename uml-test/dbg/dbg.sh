@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
 plan 1
