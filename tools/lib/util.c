@@ -87,15 +87,14 @@ bad:
 int parse_size(const char *s, uint64_t *out)
 {
 	static const char letters[] = "kmgtpe";
-	uint64_t v, base = 1024, mult = 1, frac, scale;
-	unsigned __int128 total;
+	uint64_t v, base = 1024, mult = 1, frac, scale, total;
 	const char *p, *l;
 	size_t flen;
 	int power;
 
 	/*
-	 * 18 decimals keep frac * mult (mult at most 2^60) in 128 bits; the
-	 * ones after them are worth less than a byte.
+	 * 18 decimals: the ones after them are worth less than a byte (mult is
+	 * at most 2^60).
 	 */
 	p = parse_decimal(s, 18, &v, &frac, &scale, &flen);
 	if (!p)
@@ -120,12 +119,13 @@ int parse_size(const char *s, uint64_t *out)
 		goto bad;
 	for (power = (int)(l - letters) + 1; power; power--)
 		mult *= base;
-	total = (unsigned __int128)v * mult + (unsigned __int128)frac * mult / scale;
-	if (total > UINT64_MAX) {
+	/* frac < scale: its part is below mult, muldiv64() does not saturate */
+	if (__builtin_mul_overflow(v, mult, &total) ||
+	    __builtin_add_overflow(total, muldiv64(frac, mult, scale), &total)) {
 		errno = ERANGE;
 		return -1;
 	}
-	*out = (uint64_t)total;
+	*out = total;
 	return 0;
 bad:
 	errno = EINVAL;
@@ -186,11 +186,36 @@ const char *arg_file(int argc, char **argv)
 	return argv[optind];
 }
 
+/*
+ * The product in two 64-bit halves and a long division of it, rather than
+ * unsigned __int128, which 32-bit targets (i386, armhf) do not have.
+ */
 uint64_t muldiv64(uint64_t a, uint64_t b, uint64_t c)
 {
-	unsigned __int128 r = (unsigned __int128)a * b / c;
+	uint64_t p0 = (a & 0xffffffff) * (b & 0xffffffff);
+	uint64_t p1 = (a & 0xffffffff) * (b >> 32);
+	uint64_t p2 = (a >> 32) * (b & 0xffffffff);
+	uint64_t mid = (p0 >> 32) + (p1 & 0xffffffff) + (p2 & 0xffffffff);
+	uint64_t lo = (mid << 32) | (p0 & 0xffffffff);
+	uint64_t hi = (a >> 32) * (b >> 32) + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+	uint64_t q = 0;
+	int i;
 
-	return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
+	if (hi >= c)		/* the quotient needs more than 64 bits */
+		return UINT64_MAX;
+	/* hi:lo / c, a bit at a time; the remainder in hi stays below c */
+	for (i = 0; i < 64; i++) {
+		uint64_t carry = hi >> 63;
+
+		hi = hi << 1 | lo >> 63;
+		lo <<= 1;
+		q <<= 1;
+		if (carry || hi >= c) {
+			hi -= c;
+			q |= 1;
+		}
+	}
+	return q;
 }
 
 uint64_t now_ns(void)
