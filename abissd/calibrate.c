@@ -256,7 +256,7 @@ void calibration_load(struct config *c, const char *state)
 			continue;
 		rate_s = strtok_r(NULL, " \t\r\n", &save);
 		extra = strtok_r(NULL, " \t\r\n", &save);
-		if (!rate_s || extra || parse_rate(rate_s, &rate) || rate == NO_LIMIT)
+		if (!rate_s || extra || parse_size(rate_s, &rate) || rate == NO_LIMIT)
 			logmsg(LOG_WARNING, "%s:%u: expected 'DEVICE RATE': ignored", state, n);
 		else if (spec_to_dev(key, &dev, msg, sizeof(msg)))
 			logmsg(LOG_WARNING, "%s:%u: %s: ignored", state, n, msg);

@@ -7,7 +7,7 @@
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/abissd.sh
 
-plan 20
+plan 21
 mnt=/mnt/vfat
 dir=$mnt/config
 check "mount $FAT_DEV as vfat" mount_fs vfat "$FAT_DEV" "$mnt" || bail "cannot mount"
@@ -61,10 +61,17 @@ grep -q "98:0 is vfat, not in 'filesystems' (line 2)" "$ABISSD_LOG" &&
 check "a file on ext3 streams" rdrt -a -r 2MB -b 1M -v -S 3 /mnt/ext3/f3
 abissd_stop
 
-out=$(abissd --calibrate "$EXT3_DEV" --calibrate-time 1 -c /tmp/cal.conf)
+# The state file, keyed by a stable name: without udev in the guest, the
+# node's path (and a warning on stderr); the config file is not touched.
+cp "$ABISSD_CONF" /tmp/conf.before
+out=$(abissd --calibrate "$EXT3_DEV" --calibrate-time 1 -c "$ABISSD_CONF" \
+	--calibration-file /tmp/cal.state 2>&1)
 is "$?" 0 "--calibrate $EXT3_DEV"
 diag "$out"
-grep -q "^capacity 98:16 [1-9][0-9]*	# abissd --calibrate $EXT3_DEV$" /tmp/cal.conf &&
-	pass "--calibrate wrote the device's capacity" ||
-	{ fail "--calibrate wrote the device's capacity"; diag "$(cat /tmp/cal.conf)"; }
+grep -q "^[^ #]* [1-9][0-9]*	# abissd --calibrate $EXT3_DEV ([0-9]*:[0-9]* then)$" /tmp/cal.state &&
+	pass "--calibrate kept the device's capacity in the state file" ||
+	{ fail "--calibrate kept the device's capacity in the state file"; diag "$(cat /tmp/cal.state)"; }
+cmp -s /tmp/conf.before "$ABISSD_CONF" &&
+	pass "--calibrate left the configuration file alone" ||
+	fail "--calibrate left the configuration file alone"
 done_testing
