@@ -16,45 +16,102 @@ GUEST_BIN := $(BUILD)/guest/bin
 # 'make headers' exports from the patched tree.
 UAPI := $(CURDIR)/tools/include/uapi
 ABISS_H := $(UAPI)/linux/abiss.h
-HOST_CC ?= gcc
 HOST_BIN := $(BUILD)/host/bin
-
-# abissd and the tools: each program is built from all its sources at once.
-PROG_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra \
-	-I$(UAPI) -I$(CURDIR)/tools/lib -I$(CURDIR)/tools/libabiss
-GUEST_CFLAGS := -static
-LIB_SRCS := tools/lib/util.c
-LIB_HDRS := tools/lib/util.h
-# abissd and rdrt take libabiss's source (abiss_end_reason(), the ioctls).
-LIBABISS_SRCS := tools/libabiss/abiss.c
-LIBABISS_HDRS := tools/libabiss/abiss.h $(ABISS_H)
-ABISSD_SRCS := abissd/abissd.c abissd/policy.c abissd/control.c abissd/calibrate.c \
-	$(LIB_SRCS) $(LIBABISS_SRCS)
-ABISSD_HDRS := abissd/abissd.h abissd/policy.h $(LIB_HDRS) $(LIBABISS_HDRS)
-RDRT_SRCS := tools/rdrt.c tools/lib/pattern.c $(LIB_SRCS) $(LIBABISS_SRCS)
-RDRT_HDRS := tools/lib/pattern.h $(LIB_HDRS) $(LIBABISS_HDRS)
-ABISS_RUN_SRCS := tools/abiss-run/abiss-run.c $(LIB_SRCS)
-PROGS := abissd rdrt abiss-run
-
-# libabiss: static for the host and the guest, shared (libabiss.so.1) for
-# the host; its header is installed beside the libraries, in include/.
 HOST_LIB := $(BUILD)/host/lib
 GUEST_LIB := $(BUILD)/guest/lib
-LIBABISS_MAP := tools/libabiss/libabiss.map
-HOST_LIBS := $(addprefix $(HOST_LIB)/,libabiss.a libabiss.so.1 libabiss.so) \
-	$(BUILD)/host/include/abiss.h
-GUEST_LIBS := $(GUEST_LIB)/libabiss.a $(BUILD)/guest/include/abiss.h
-# abiss-run's LD_PRELOAD shim: a shared object needing only libc (and libdl).
-# The guest runs the host's dynamic programs with the host's libraries, so
-# it takes the same shim.
-SHIM := lib/abiss/libabiss-run.so
-SHIM_SRCS := tools/abiss-run/shim.c $(LIBABISS_SRCS) $(LIB_SRCS)
-SHIM_DEPS := $(SHIM_SRCS) tools/abiss-run/shim.map $(LIBABISS_HDRS) $(LIB_HDRS)
+
+# Where 'make install' puts things (GNU coding standards); each can be set on
+# the command line.  Distributions pass PREFIX=/usr sysconfdir=/etc
+# localstatedir=/var.
+PREFIX ?= /usr/local
+prefix = $(PREFIX)
+bindir = $(prefix)/bin
+sbindir = $(prefix)/sbin
+libdir = $(prefix)/lib
+includedir = $(prefix)/include
+mandir = $(prefix)/share/man
+sysconfdir = $(prefix)/etc
+localstatedir = $(prefix)/var
+runstatedir = /run
+systemdsystemunitdir = $(prefix)/lib/systemd/system
+udevrulesdir = $(prefix)/lib/udev/rules.d
+tmpfilesdir = $(prefix)/lib/tmpfiles.d
+pkgconfigdir = $(libdir)/pkgconfig
+DESTDIR =
+INSTALL = install
+
+# CC, CFLAGS, CPPFLAGS and LDFLAGS are the user's (dpkg-buildflags gives a
+# distribution's); what the code cannot build without is appended after
+# them, in ABISS_CFLAGS.  HOST_CC is the old name of CC.
+ifdef HOST_CC
+CC := $(HOST_CC)
+endif
+CFLAGS ?= -O2 -g -Wall -Wextra
+# The headers as installed, <abiss/abiss.h> and <abiss/linux-abiss.h> (the
+# uapi copy, as no installed kernel header has it), for every program, so
+# that the build tree compiles against what a user of libabiss gets.
+# include/abiss itself too, for the programs that say "abiss.h".
+GEN_INC := $(BUILD)/host/include
+LIBABISS_HDRS := $(GEN_INC)/abiss/abiss.h $(GEN_INC)/abiss/linux-abiss.h
+ABISS_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I$(GEN_INC) -I$(GEN_INC)/abiss -I$(UAPI) \
+	-I$(CURDIR)/tools/lib $(DIR_DEFS)
+# The paths compiled in: abissd's configuration, pid file, socket and
+# state, abiss-run's shim.  The guest is laid out as a distribution is.
+$(BUILD)/host/%: DIR_DEFS = -DSYSCONFDIR="\"$(sysconfdir)\"" \
+	-DLOCALSTATEDIR="\"$(localstatedir)\"" -DRUNSTATEDIR="\"$(runstatedir)\"" \
+	-DLIBDIR="\"$(libdir)\""
+$(BUILD)/guest/%: DIR_DEFS = -DSYSCONFDIR="\"/etc\"" -DLOCALSTATEDIR="\"/var\"" \
+	-DRUNSTATEDIR="\"/run\"" -DLIBDIR="\"/usr/lib\""
+ALL_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(ABISS_CFLAGS)
+GUEST_LDFLAGS := -static
+
+# Each program links its objects; those of abissd and rdrt with libabiss
+# (libabiss.so on the host, libabiss.a in the static guest).
+LIB_SRCS := tools/lib/util.c
+ABISSD_SRCS := $(wildcard abissd/*.c) $(LIB_SRCS)
+RDRT_SRCS := tools/rdrt.c tools/lib/pattern.c $(LIB_SRCS)
+ABISS_RUN_SRCS := tools/abiss-run/abiss-run.c $(LIB_SRCS)
 # abissctl and ptree: the debugfs stream list, names and tables (streams.c).
 ABISSCTL_SRCS := tools/abissctl.c tools/lib/streams.c $(LIB_SRCS)
 PTREE_SRCS := tools/ptree.c tools/lib/streams.c $(LIB_SRCS)
-STREAMS_HDRS := tools/lib/streams.h $(LIB_HDRS)
-PROGS += abissctl ptree
+PROGS := abissd rdrt abiss-run abissctl ptree
+SBIN_PROGS := abissd abissctl
+BIN_PROGS := rdrt ptree abiss-run
+LIBABISS_USERS := abissd rdrt
+HOST_OBJ := $(BUILD)/host/obj
+GUEST_OBJ := $(BUILD)/guest/obj
+hobj = $(patsubst %.c,$(HOST_OBJ)/%.o,$(1))
+gobj = $(patsubst %.c,$(GUEST_OBJ)/%.o,$(1))
+
+# libabiss: libabiss.so.1.0.0 (soname libabiss.so.1) and libabiss.a for the
+# host, libabiss.a for the guest; abiss.pc for pkg-config.
+LIBABISS_SRC := tools/libabiss/abiss.c
+LIBABISS_MAP := tools/libabiss/libabiss.map
+LIBABISS_SO := libabiss.so.1.0.0
+HOST_LIBS := $(addprefix $(HOST_LIB)/,$(LIBABISS_SO) libabiss.so.1 libabiss.so libabiss.a) \
+	$(LIBABISS_HDRS) $(BUILD)/host/abiss.pc
+GUEST_LIBS := $(GUEST_LIB)/libabiss.a $(LIBABISS_HDRS)
+VERSION := $(shell sed -n 's/^\#define ABISS_VERSION\t"\(.*\)"$$/\1/p' tools/lib/util.h)
+# A page per libabiss function, each a link to libabiss(3): the functions
+# the version script exports (tools/test/libabiss checks them against the
+# header).
+LIBABISS_FUNCS := $(shell sed -n 's/^\t*\(abiss_[a-z_]*\);$$/\1/p' $(LIBABISS_MAP))
+MAN_LINKS := $(patsubst %,$(BUILD)/host/man/man3/%.3,$(LIBABISS_FUNCS))
+MAN_PAGES := abissd/abissd.8 abissd/abissd.conf.5 tools/abissctl.8 tools/rdrt.1 tools/ptree.1 \
+	tools/abiss-run/abiss-run.1 tools/libabiss/libabiss.3
+
+# abiss-run's LD_PRELOAD shim: a shared object needing only libc (and
+# libdl), so it compiles libabiss's source in rather than linking it.  The
+# guest runs the host's dynamic programs with the host's libraries, so it
+# takes the same shim (built with the guest's paths).
+SHIM := lib/abiss/libabiss-run.so
+SHIM_SRCS := tools/abiss-run/shim.c $(LIBABISS_SRC) $(LIB_SRCS)
+
+# The build tree's programs find libabiss.so in ../lib; the installed ones
+# are linked again without that run path (in $(BUILD)/host/inst), as no
+# distribution wants one and the library is on the system's path there.
+INST_BIN := $(BUILD)/host/inst
+BUILD_RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
 
 # Test programs of uml-test/prog use the kernel's kselftest harness.
 SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter \
@@ -62,7 +119,7 @@ SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter \
 GUEST_TESTS := $(patsubst uml-test/prog/%.c,%,$(wildcard uml-test/prog/*.c))
 
 .PHONY: all demo check check-long check-fresh deps tree headers kernel bench-kernel bench guest tools tools-test \
-	uml-test selftest clean distclean help
+	install uninstall uml-test selftest clean distclean help FORCE
 
 all: demo
 
@@ -107,62 +164,169 @@ guest: tree
 	@$(MAKE) -s $(GUEST_LIBS) $(BUILD)/guest/$(SHIM) \
 		$(addprefix $(GUEST_BIN)/,$(PROGS) $(GUEST_TESTS))
 
+# What 'make install' copies, built as the build tree's programs are.
+INSTALL_SRCS := $(HOST_LIBS) $(BUILD)/host/$(SHIM) $(addprefix $(INST_BIN)/,$(PROGS)) \
+	$(MAN_LINKS) $(BUILD)/host/abissd.service
+
 tools:
 	@$(MAKE) -s $(HOST_LIBS) $(BUILD)/host/$(SHIM) $(addprefix $(HOST_BIN)/,$(PROGS)) \
-		$(BUILD)/host/test/libabiss-test
+		$(MAN_LINKS) $(BUILD)/host/test/libabiss-test
 
 tools-test: tools
 	@tools/test/run $(HOST_BIN)
 
-$(GUEST_BIN)/abissd $(HOST_BIN)/abissd: $(ABISSD_SRCS) $(ABISSD_HDRS)
-$(GUEST_BIN)/rdrt $(HOST_BIN)/rdrt: $(RDRT_SRCS) $(RDRT_HDRS)
-$(GUEST_BIN)/abissctl $(HOST_BIN)/abissctl: $(ABISSCTL_SRCS) $(STREAMS_HDRS)
-$(GUEST_BIN)/ptree $(HOST_BIN)/ptree: $(PTREE_SRCS) $(STREAMS_HDRS)
-$(GUEST_BIN)/abiss-run $(HOST_BIN)/abiss-run: $(ABISS_RUN_SRCS) $(LIB_HDRS) $(LIBABISS_HDRS)
+# The list of what this installs is tools/test/install-files (checked by
+# tools/test/install).  An abissd.conf already there is the administrator's
+# and is kept.
+install:
+	@$(MAKE) -s $(INSTALL_SRCS)
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(libdir)/abiss \
+		$(DESTDIR)$(includedir)/abiss $(DESTDIR)$(pkgconfigdir) \
+		$(addprefix $(DESTDIR)$(mandir)/man,1 3 5 8) $(DESTDIR)$(sysconfdir)/abiss \
+		$(DESTDIR)$(systemdsystemunitdir) $(DESTDIR)$(udevrulesdir) $(DESTDIR)$(tmpfilesdir)
+	$(INSTALL) -m 755 $(addprefix $(INST_BIN)/,$(SBIN_PROGS)) $(DESTDIR)$(sbindir)
+	$(INSTALL) -m 755 $(addprefix $(INST_BIN)/,$(BIN_PROGS)) $(DESTDIR)$(bindir)
+	$(INSTALL) -m 644 $(BUILD)/host/$(SHIM) $(DESTDIR)$(libdir)/abiss
+	$(INSTALL) -m 644 $(HOST_LIB)/$(LIBABISS_SO) $(HOST_LIB)/libabiss.a $(DESTDIR)$(libdir)
+	ln -sf $(LIBABISS_SO) $(DESTDIR)$(libdir)/libabiss.so.1
+	ln -sf libabiss.so.1 $(DESTDIR)$(libdir)/libabiss.so
+	$(INSTALL) -m 644 $(LIBABISS_HDRS) $(DESTDIR)$(includedir)/abiss
+	$(INSTALL) -m 644 $(BUILD)/host/abiss.pc $(DESTDIR)$(pkgconfigdir)
+	$(foreach s,1 5 8,$(INSTALL) -m 644 $(filter %.$(s),$(MAN_PAGES)) $(DESTDIR)$(mandir)/man$(s) &&) true
+	$(INSTALL) -m 644 $(filter %.3,$(MAN_PAGES)) $(MAN_LINKS) $(DESTDIR)$(mandir)/man3
+	[ -e $(DESTDIR)$(sysconfdir)/abiss/abissd.conf ] || \
+		$(INSTALL) -m 644 abissd/abissd.conf.example $(DESTDIR)$(sysconfdir)/abiss/abissd.conf
+	$(INSTALL) -m 644 $(BUILD)/host/abissd.service $(DESTDIR)$(systemdsystemunitdir)
+	$(INSTALL) -m 644 abissd/abissd.tmpfiles $(DESTDIR)$(tmpfilesdir)/abissd.conf
+	$(INSTALL) -m 644 abissd/60-abiss.rules $(DESTDIR)$(udevrulesdir)
 
-$(HOST_LIB)/libabiss.a $(GUEST_LIB)/libabiss.a: $(LIBABISS_SRCS) $(LIBABISS_HDRS)
-	@mkdir -p $(@D)
-	$(HOST_CC) $(PROG_CFLAGS) -c -o $(@:.a=.o) $(LIBABISS_SRCS)
-	rm -f $@ && ar rcs $@ $(@:.a=.o)
+# The configuration is left, as a package's is until it is purged.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(SBIN_PROGS)) \
+		$(addprefix $(DESTDIR)$(bindir)/,$(BIN_PROGS)) \
+		$(DESTDIR)$(libdir)/$(SHIM:lib/%=%) \
+		$(addprefix $(DESTDIR)$(libdir)/,$(LIBABISS_SO) libabiss.so.1 libabiss.so libabiss.a) \
+		$(addprefix $(DESTDIR)$(includedir)/abiss/,abiss.h linux-abiss.h) \
+		$(DESTDIR)$(pkgconfigdir)/abiss.pc \
+		$(foreach p,$(MAN_PAGES) $(MAN_LINKS),$(DESTDIR)$(mandir)/man$(subst .,,$(suffix $(p)))/$(notdir $(p))) \
+		$(DESTDIR)$(systemdsystemunitdir)/abissd.service $(DESTDIR)$(tmpfilesdir)/abissd.conf \
+		$(DESTDIR)$(udevrulesdir)/60-abiss.rules
+	-rmdir $(DESTDIR)$(libdir)/abiss $(DESTDIR)$(includedir)/abiss
 
-$(HOST_LIB)/libabiss.so.1: $(LIBABISS_SRCS) $(LIBABISS_HDRS) $(LIBABISS_MAP)
+# Everything compiled depends on the compiler, the flags and the paths
+# compiled in: this file changes when they do, so that 'make install
+# PREFIX=/usr' after 'make tools' does not install programs that look for
+# /usr/local/etc.
+FORCE:
+$(BUILD)/host/flags $(BUILD)/guest/flags: FORCE
 	@mkdir -p $(@D)
-	$(HOST_CC) $(PROG_CFLAGS) -fPIC -shared -Wl,-soname,libabiss.so.1 \
-		-Wl,--version-script=$(LIBABISS_MAP) -o $@ $(LIBABISS_SRCS)
+	@echo '$(subst ','\'',$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(VERSION) $(prefix) $(sbindir) $(libdir) $(includedir))' > $@.new
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
+$(HOST_OBJ)/%.o: %.c $(BUILD)/host/flags | $(LIBABISS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(HOST_OBJ)/%.pic.o: %.c $(BUILD)/host/flags | $(LIBABISS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -MMD -MP -c -o $@ $<
+
+$(GUEST_OBJ)/%.o: %.c $(BUILD)/guest/flags | $(LIBABISS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(shell find $(HOST_OBJ) $(GUEST_OBJ) -name '*.d' 2> /dev/null)
+
+$(HOST_BIN)/abissd $(INST_BIN)/abissd: $(call hobj,$(ABISSD_SRCS))
+$(HOST_BIN)/rdrt $(INST_BIN)/rdrt: $(call hobj,$(RDRT_SRCS))
+$(HOST_BIN)/abissctl $(INST_BIN)/abissctl: $(call hobj,$(ABISSCTL_SRCS))
+$(HOST_BIN)/ptree $(INST_BIN)/ptree: $(call hobj,$(PTREE_SRCS))
+$(HOST_BIN)/abiss-run $(INST_BIN)/abiss-run: $(call hobj,$(ABISS_RUN_SRCS))
+$(GUEST_BIN)/abissd: $(call gobj,$(ABISSD_SRCS))
+$(GUEST_BIN)/rdrt: $(call gobj,$(RDRT_SRCS))
+$(GUEST_BIN)/abissctl: $(call gobj,$(ABISSCTL_SRCS))
+$(GUEST_BIN)/ptree: $(call gobj,$(PTREE_SRCS))
+$(GUEST_BIN)/abiss-run: $(call gobj,$(ABISS_RUN_SRCS))
+$(addprefix $(HOST_BIN)/,$(LIBABISS_USERS)) $(addprefix $(INST_BIN)/,$(LIBABISS_USERS)): \
+	$(HOST_LIB)/libabiss.so
+$(addprefix $(GUEST_BIN)/,$(LIBABISS_USERS)): $(GUEST_LIB)/libabiss.a
+
+LIBABISS_LIB = $(filter %/libabiss.so %/libabiss.a,$^)
+LINK_LIBABISS = $(if $(LIBABISS_LIB),-L$(dir $(LIBABISS_LIB)) -labiss)
+$(HOST_BIN)/%: $(BUILD)/host/flags
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_LIBABISS) \
+		$(if $(LINK_LIBABISS),$(BUILD_RPATH))
+
+$(INST_BIN)/%: $(BUILD)/host/flags
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_LIBABISS)
+
+$(GUEST_BIN)/%: $(BUILD)/guest/flags
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) $(GUEST_LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_LIBABISS)
+
+$(HOST_LIB)/libabiss.a: $(call hobj,$(LIBABISS_SRC))
+$(GUEST_LIB)/libabiss.a: $(call gobj,$(LIBABISS_SRC))
+$(HOST_LIB)/libabiss.a $(GUEST_LIB)/libabiss.a:
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(HOST_LIB)/$(LIBABISS_SO): $(HOST_OBJ)/tools/libabiss/abiss.pic.o $(LIBABISS_MAP) $(BUILD)/host/flags
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libabiss.so.1 \
+		-Wl,--version-script=$(LIBABISS_MAP) -o $@ $<
+
+$(HOST_LIB)/libabiss.so.1: $(HOST_LIB)/$(LIBABISS_SO)
+	ln -sf $(LIBABISS_SO) $@
 
 $(HOST_LIB)/libabiss.so: $(HOST_LIB)/libabiss.so.1
 	ln -sf libabiss.so.1 $@
 
-$(BUILD)/host/include/abiss.h $(BUILD)/guest/include/abiss.h: tools/libabiss/abiss.h
+# The installed headers: libabiss's says <abiss/linux-abiss.h>, the uapi
+# copy under the name it has there.
+$(GEN_INC)/abiss/abiss.h: tools/libabiss/abiss.h
 	@mkdir -p $(@D)
 	cp $< $@
 
-$(BUILD)/host/$(SHIM) $(BUILD)/guest/$(SHIM): $(SHIM_DEPS)
+$(GEN_INC)/abiss/linux-abiss.h: $(ABISS_H)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(PROG_CFLAGS) -U_FORTIFY_SOURCE -fPIC -shared \
+	cp $< $@
+
+$(BUILD)/host/abiss.pc: tools/libabiss/abiss.pc.in $(BUILD)/host/flags
+	sed -e 's|@prefix@|$(prefix)|g' -e 's|@libdir@|$(libdir)|g' \
+		-e 's|@includedir@|$(includedir)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+$(BUILD)/host/abissd.service: abissd/abissd.service.in $(BUILD)/host/flags
+	sed -e 's|@sbindir@|$(sbindir)|g' $< > $@
+
+$(MAN_LINKS): $(LIBABISS_MAP)
+	@mkdir -p $(@D)
+	echo '.so man3/libabiss.3' > $@
+
+# The shim, all its sources at once.  It wraps open() and the C library's
+# fortified __open_2(), so it is built without _FORTIFY_SOURCE, whatever
+# CPPFLAGS says.
+$(BUILD)/host/$(SHIM) $(BUILD)/guest/$(SHIM): $(SHIM_SRCS) tools/abiss-run/shim.map | $(LIBABISS_HDRS)
+$(BUILD)/host/$(SHIM): $(BUILD)/host/flags
+$(BUILD)/guest/$(SHIM): $(BUILD)/guest/flags
+$(BUILD)/host/$(SHIM) $(BUILD)/guest/$(SHIM):
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -U_FORTIFY_SOURCE -fPIC $(LDFLAGS) -shared \
 		-Wl,--version-script=tools/abiss-run/shim.map -o $@ $(SHIM_SRCS) -ldl
 
 # libabiss's host test (tools/test/libabiss), on the shared library.
 $(BUILD)/host/test/libabiss-test: tools/test/libabiss-test.c $(HOST_LIBS)
 	@mkdir -p $(@D)
-	$(HOST_CC) $(PROG_CFLAGS) -I$(BUILD)/host/include -o $@ $< -L$(HOST_LIB) -labiss \
-		-Wl,-rpath,'$$ORIGIN/../lib'
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -L$(HOST_LIB) -labiss $(BUILD_RPATH)
 
 # The test programs may use libabiss, the test pattern and util.h.
 GUEST_TEST_SRCS := tools/lib/pattern.c $(LIB_SRCS)
 $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)): $(GUEST_BIN)/%: uml-test/prog/%.c $(wildcard uml-test/prog/*.h) $(ABISS_H) \
-		$(GUEST_LIBS) $(GUEST_TEST_SRCS) $(RDRT_HDRS)
+		$(GUEST_LIBS) $(GUEST_TEST_SRCS) $(wildcard tools/lib/*.h) $(BUILD)/guest/flags
 	@mkdir -p $(@D)
-	$(HOST_CC) $(PROG_CFLAGS) $(SELFTEST_CFLAGS) $(GUEST_CFLAGS) -I$(BUILD)/guest/include \
+	$(CC) $(ALL_CFLAGS) $(SELFTEST_CFLAGS) $(LDFLAGS) $(GUEST_LDFLAGS) \
 		-o $@ $< $(GUEST_TEST_SRCS) -L$(GUEST_LIB) -labiss -lpthread
-
-$(GUEST_BIN)/%:
-	@mkdir -p $(@D)
-	$(HOST_CC) $(PROG_CFLAGS) $(GUEST_CFLAGS) -o $@ $(filter %.c,$^)
-
-$(HOST_BIN)/%:
-	@mkdir -p $(@D)
-	$(HOST_CC) $(PROG_CFLAGS) -o $@ $(filter %.c,$^)
 
 # The benchmark, not a test (uml-test/bench/run, about 17 min): a boot of the
 # bench kernel per script, the elevator alone and its IOPS beside an ABISS

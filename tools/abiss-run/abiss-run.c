@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "abiss.h"
+#include <abiss/abiss.h>
 #include "util.h"
 
 #define SHIM_NAME	"libabiss-run.so"
@@ -100,10 +100,17 @@ static void parse_args(int argc, char **argv)
 		usage_error("no program given");
 }
 
-/* The shim: $ABISS_RUN_SHIM, else ../lib/abiss/ or the folder of this program. */
+#ifndef LIBDIR
+#define LIBDIR "/usr/lib"
+#endif
+
+/*
+ * The shim: $ABISS_RUN_SHIM, else ../lib/abiss/ beside this program (the
+ * build tree), else LIBDIR/abiss/ (where 'make install' puts it, a
+ * multiarch libdir too), else this program's folder.
+ */
 static char *find_shim(void)
 {
-	static const char *const where[] = { "../lib/abiss/" SHIM_NAME, SHIM_NAME };
 	const char *env = getenv("ABISS_RUN_SHIM");
 	char self[PATH_MAX], path[PATH_MAX * 2], *abs, *dir;
 	ssize_t n;
@@ -120,15 +127,20 @@ static char *find_shim(void)
 		err(EXIT_FAIL, "cannot find myself: '/proc/self/exe'");
 	self[n] = '\0';
 	dir = dirname(self);
+	const char *const where[][2] = {
+		{ dir, "/../lib/abiss/" SHIM_NAME },
+		{ LIBDIR, "/abiss/" SHIM_NAME },
+		{ dir, "/" SHIM_NAME },
+	};
 	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, where[i]);
+		snprintf(path, sizeof(path), "%s%s", where[i][0], where[i][1]);
 		abs = realpath(path, NULL);
 		if (abs && access(abs, R_OK) == 0)
 			return abs;
 		free(abs);
 	}
-	errx(EXIT_FAIL, "cannot find " SHIM_NAME " in '%s/../lib/abiss' or '%s'",
-	     dir, dir);
+	errx(EXIT_FAIL, "cannot find " SHIM_NAME " in '%s/../lib/abiss', '%s' or '%s'",
+	     dir, LIBDIR "/abiss", dir);
 }
 
 /* LD_PRELOAD with @shim added at its end, unless it is there already. */

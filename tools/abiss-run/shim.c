@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "abiss.h"
+#include <abiss/abiss.h>
 #include "util.h"
 
 #define PREFIX	"abiss-run: "

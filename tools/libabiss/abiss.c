@@ -7,6 +7,13 @@
  * keeps a buffer, so that the kernel sees reads of the size the stream was
  * started with whatever sizes the application asks for.
  */
+/*
+ * The ABI's offsets are int64_t: lseek() must take them whole on a 32-bit
+ * system too, whatever the build's flags say.
+ */
+#undef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,7 +22,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "abiss.h"
+#include <abiss/abiss.h>
+
+_Static_assert(sizeof(off_t) == sizeof(int64_t), "lseek() takes 64-bit offsets");
 
 struct abiss_file {
 	int fd;
@@ -23,7 +32,7 @@ struct abiss_file {
 	unsigned char *buf;	/* one read unit */
 	size_t len;		/* bytes of @buf that hold data */
 	size_t off;		/* of which the caller has had these */
-	off_t pos;		/* file offset of the next byte for the caller */
+	int64_t pos;		/* file offset of the next byte for the caller */
 	int eof;
 	int error;
 };
@@ -210,14 +219,14 @@ size_t abiss_fread(void *ptr, size_t size, size_t nmemb, ABISS_FILE *f)
 			continue;
 		}
 		done += n;
-		f->pos += (off_t)n;
+		f->pos += (int64_t)n;
 	}
 	return done / size;
 }
 
-int abiss_fseek(ABISS_FILE *f, off_t offset, int whence)
+int abiss_fseek(ABISS_FILE *f, int64_t offset, int whence)
 {
-	off_t to;
+	int64_t to;
 
 	if (!f)
 		goto inval;
@@ -248,7 +257,7 @@ inval:
 	return -1;
 }
 
-off_t abiss_ftell(ABISS_FILE *f)
+int64_t abiss_ftell(ABISS_FILE *f)
 {
 	if (!f) {
 		errno = EINVAL;

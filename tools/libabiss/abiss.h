@@ -5,7 +5,7 @@
  * Two levels: a stdio-like reader (ABISS_FILE, abiss_fopen() ...
  * abiss_fclose()) that opens a file, starts a stream on it and reads it in
  * the stream's read unit; and thin wrappers over each ABISS ioctl of
- * <linux/abiss.h> on a file descriptor the caller opened.  Every function
+ * <abiss/linux-abiss.h> (the kernel's <linux/abiss.h>) on a file descriptor the caller opened.  Every function
  * reports failure through errno; abiss_strerror() says what an errno means
  * for ABISS.  See libabiss(3).
  */
@@ -14,9 +14,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
-#include <linux/abiss.h>
+/* The kernel's <linux/abiss.h>, installed with this header. */
+#include <abiss/linux-abiss.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,11 +91,14 @@ size_t abiss_fread(void *ptr, size_t size, size_t nmemb, ABISS_FILE *f);
  * at the next read.  The kernel counts a move forward past pages it did
  * not hold as one miss, and a move forward within them as delivered bytes.
  *
+ * Offsets are 64-bit (int64_t, not off_t) whatever the caller's
+ * _FILE_OFFSET_BITS, so that one library serves both.
+ *
  * Return: 0, or -1 with errno set (EINVAL: NULL @f, bad @whence or a
  * negative result; lseek()'s or ABISS_IOC_POSITION's errno: the position
  * may have moved all the same).
  */
-int abiss_fseek(ABISS_FILE *f, off_t offset, int whence);
+int abiss_fseek(ABISS_FILE *f, int64_t offset, int whence);
 
 /**
  * abiss_ftell() - the read position
@@ -104,7 +107,7 @@ int abiss_fseek(ABISS_FILE *f, off_t offset, int whence);
  * Return: the offset of the next byte abiss_fread() returns, or -1 with
  * errno EINVAL for a NULL @f.
  */
-off_t abiss_ftell(ABISS_FILE *f);
+int64_t abiss_ftell(ABISS_FILE *f);
 
 /**
  * abiss_feof() - has a read reached the end of the file?

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <abiss.h>
+#include <abiss/abiss.h>
 
 static int failed;
 
