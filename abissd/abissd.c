@@ -8,6 +8,11 @@
  * message from the kernel is logged and skipped: the daemon never dies of
  * one.  SIGHUP (or 'reload' on the control socket, control.c) re-reads
  * the config; a bad one is logged and the old policy kept.
+ *
+ * As a systemd service (abissd.service: Type=notify, -F) it says when it
+ * is ready, reloading and stopping through $NOTIFY_SOCKET, and its log
+ * lines carry their priority into the journal; it needs no libsystemd for
+ * either, the protocols being a datagram and a line prefix.
  */
 #include <err.h>
 #include <errno.h>
@@ -19,27 +24,43 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
 
 #include <linux/abiss.h>
+#include <linux/capability.h>
 
 #include "abiss.h"
 #include "abissd.h"
 #include "util.h"
 
+/* The Makefile passes the install's folders; these are the FHS's. */
+#ifndef SYSCONFDIR
+#define SYSCONFDIR	"/etc"
+#endif
+#ifndef LOCALSTATEDIR
+#define LOCALSTATEDIR	"/var"
+#endif
+#ifndef RUNSTATEDIR
+#define RUNSTATEDIR	"/run"
+#endif
+
 #define DEFAULT_DEVICE	"/dev/abiss"
-#define DEFAULT_PIDFILE	"/run/abissd.pid"
-#define DEFAULT_CONFIG	"/etc/abiss/abissd.conf"
-#define DEFAULT_SOCKET	"/run/abiss/abissd.sock"
+#define DEFAULT_PIDFILE	RUNSTATEDIR "/abissd.pid"
+#define DEFAULT_CONFIG	SYSCONFDIR "/abiss/abissd.conf"
+#define DEFAULT_SOCKET	RUNSTATEDIR "/abiss/abissd.sock"
+#define DEFAULT_CALIBRATION	LOCALSTATEDIR "/lib/abiss/calibration"
 /* --calibrate reads this long unless told (or the device ends first). */
 #define DEFAULT_CALIBRATE_NS	(5 * NSEC_PER_SEC)
 
@@ -52,6 +73,17 @@
  */
 #define NAME_MAX_FDS	4096
 
+/*
+ * The capabilities kept once /dev/abiss is open (abissd.8, CAPABILITIES;
+ * abissd.service's CapabilityBoundingSet= says the same).  Naming a
+ * stream's file for the log reads /proc/PID/fd of the asker, whoever it
+ * is: the folder is the asker's, mode 0500 (CAP_DAC_READ_SEARCH), and its
+ * links and /proc/PID/fdinfo are behind a ptrace read check
+ * (CAP_SYS_PTRACE).  CAP_SYS_ADMIN is checked at the open of /dev/abiss
+ * only; its read, write, poll and ABISS_DAEMON_STOP check nothing.
+ */
+#define KEPT_CAPS	((1ULL << CAP_DAC_READ_SEARCH) | (1ULL << CAP_SYS_PTRACE))
+
 static struct {
 	const char *device;
 	char *pidfile;
@@ -60,10 +92,12 @@ static struct {
 	uint64_t capacity;	/* --capacity; NO_LIMIT: not given */
 	char *status_file;
 	char *socket;
+	char *calibration;
 	const char *calibrate;
 	uint64_t calibrate_ns;
 	bool foreground;
 	bool debug;
+	bool journal;		/* -F and stderr is the journal's */
 } opt = {
 	.device = DEFAULT_DEVICE,
 	.capacity = NO_LIMIT,
@@ -77,6 +111,9 @@ static volatile sig_atomic_t got_stop;	/* the signal that asks us to exit */
 static volatile sig_atomic_t got_usr1;
 static volatile sig_atomic_t got_hup;
 
+/* The pid file being made (pidfile_prepare()), removed if the start fails. */
+static char *pidfile_tmp;
+
 void logmsg(int prio, const char *fmt, ...)
 {
 	va_list ap;
@@ -84,7 +121,12 @@ void logmsg(int prio, const char *fmt, ...)
 	if (prio == LOG_DEBUG && !opt.debug)
 		return;
 	va_start(ap, fmt);
-	if (opt.foreground) {
+	if (opt.journal) {
+		/* sd-daemon(3)'s "<N>": the journal keeps N as the priority. */
+		fprintf(stderr, "<%d>", prio);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	} else if (opt.foreground) {
 		fprintf(stderr, "%s: ", program_invocation_short_name);
 		vfprintf(stderr, fmt, ap);
 		fputc('\n', stderr);
@@ -98,7 +140,7 @@ static void __attribute__((noreturn)) usage(void)
 {
 	FILE *out = stdout;
 
-	usage_start("[options]", "--calibrate <dev> [--calibrate-time <t>] [-c <file>]",
+	usage_start("[options]", "--calibrate <dev> [--calibrate-time <t>] [--calibration-file <file>]",
 		    NULL);
 	fputs("\nAdmit or deny ABISS guaranteed-rate read streams by the policy of the\n"
 	      "config file: who may stream, within which limits, keeping the sum of the\n"
@@ -112,8 +154,11 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -S, --socket <path>       control socket (default " DEFAULT_SOCKET ")\n", out);
 	fputs(" -s, --status-file <path>  keep the reservations written in this file\n", out);
 	fputs("     --calibrate <dev>     measure the read rate of a block device (or\n"
-	      "                             file), write it in the config file, exit\n", out);
+	      "                             file), keep it as the device's capacity, exit\n", out);
 	fputs("     --calibrate-time <t>  read this long (default 5 s)\n", out);
+	fputs("     --calibration-file <file>\n"
+	      "                           the calibrations (default\n"
+	      "                             " DEFAULT_CALIBRATION ")\n", out);
 	fputs(" -F, --foreground          do not daemonize; log to stderr\n", out);
 	fputs(" -d, --debug               log every message from the kernel too\n", out);
 	usage_help_version(27);
@@ -138,7 +183,7 @@ static char *abs_path(const char *path)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { OPT_CALIBRATE = CHAR_MAX + 1, OPT_CALIBRATE_TIME };
+	enum { OPT_CALIBRATE = CHAR_MAX + 1, OPT_CALIBRATE_TIME, OPT_CALIBRATION_FILE };
 	static const struct option longopts[] = {
 		{ "capacity",       required_argument, NULL, 'C' },
 		{ "config",         required_argument, NULL, 'c' },
@@ -148,6 +193,7 @@ static void parse_args(int argc, char **argv)
 		{ "status-file",    required_argument, NULL, 's' },
 		{ "calibrate",      required_argument, NULL, OPT_CALIBRATE },
 		{ "calibrate-time", required_argument, NULL, OPT_CALIBRATE_TIME },
+		{ "calibration-file", required_argument, NULL, OPT_CALIBRATION_FILE },
 		{ "foreground",     no_argument,       NULL, 'F' },
 		{ "debug",          no_argument,       NULL, 'd' },
 		{ "help",           no_argument,       NULL, 'h' },
@@ -171,6 +217,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case OPT_CALIBRATE:
 			opt.calibrate = optarg;
+			break;
+		case OPT_CALIBRATION_FILE:
+			opt.calibration = abs_path(optarg);
 			break;
 		case OPT_CALIBRATE_TIME:
 			if (parse_duration(optarg, &opt.calibrate_ns) || !opt.calibrate_ns)
@@ -203,6 +252,8 @@ static void parse_args(int argc, char **argv)
 		opt.socket = abs_path(DEFAULT_SOCKET);
 	if (!opt.config)
 		opt.config = abs_path(DEFAULT_CONFIG);
+	if (!opt.calibration)
+		opt.calibration = abs_path(DEFAULT_CALIBRATION);
 }
 
 /*
@@ -250,19 +301,67 @@ static void write_status(bool log_if_no_file)
 	free(tmp);
 }
 
+/*
+ * Tell the service manager the "VAR=value" lines of @fmt (sd_notify(3)):
+ * one datagram to $NOTIFY_SOCKET, a path or, with a leading '@', an
+ * abstract socket name.  Without it, or when it fails, nothing happens:
+ * the daemon runs the same, started by hand.
+ */
+static void __attribute__((format(printf, 1, 2))) notify(const char *fmt, ...)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = getenv("NOTIFY_SOCKET");
+	char msg[1024];
+	size_t len;
+	va_list ap;
+	int fd, n;
+
+	if (!path || (path[0] != '/' && path[0] != '@'))
+		return;
+	len = strlen(path);
+	if (len < 2 || len > sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(msg))	/* a long STATUS= cut short: still worth it */
+		n = sizeof(msg) - 1;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, msg, (size_t)n, MSG_NOSIGNAL, (struct sockaddr *)&sa,
+		   offsetof(struct sockaddr_un, sun_path) + len) < 0)
+		logmsg(LOG_DEBUG, "cannot notify '%s': %m", path);
+	close(fd);
+}
+
 int reload_config(char *err, size_t errlen)
 {
+	bool running = dev_fd >= 0;	/* not starting */
 	struct config c;
 
+	if (running)
+		notify("RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)(now_ns() / 1000));
 	config_init(&c);
-	if (config_load(&c, opt.config, opt.config_given, err, errlen))
+	if (config_load(&c, opt.config, opt.config_given, err, errlen)) {
+		if (running)
+			notify("READY=1\nSTATUS=Reload failed, old policy kept: %s", err);
 		return -1;
+	}
+	calibration_load(&c, opt.calibration);
 	/* --capacity overrides the config's 'capacity *'. */
 	if (opt.capacity != NO_LIMIT)
 		c.default_capacity = opt.capacity;
 	policy_set_config(&policy, &c);
-	if (dev_fd >= 0)	/* running, not starting */
+	if (running) {
 		write_status(false);
+		notify("READY=1\nSTATUS=Serving on %s, '%s' reloaded", opt.device, opt.config);
+	}
 	return 0;
 }
 
@@ -272,36 +371,126 @@ int stop_stream(uint64_t id)
 }
 
 /*
- * Take the pid file's lock, or exit if another abissd holds it.  The lock
- * (flock) belongs to the open file, so it survives daemonizing.
+ * Is stderr the journal's stream?  systemd says which in $JOURNAL_STREAM
+ * (its device and inode); a stderr redirected since is not.
  */
-static int lock_pidfile(void)
+static bool stderr_is_journal(void)
 {
-	char buf[32] = "";
+	const char *env = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char end;
+
+	return env && sscanf(env, "%llu:%llu%c", &dev, &ino, &end) == 2 &&
+	       !fstat(STDERR_FILENO, &st) && st.st_dev == dev && st.st_ino == ino;
+}
+
+/*
+ * The pid file is made in two steps, so that whoever reads it finds a
+ * whole pid or no file, and a start that fails leaves nothing behind (an
+ * empty or stale pid file misleads 'kill $(cat ...)' and the tools).
+ *
+ * pidfile_prepare(), before anything else that may fail: refuse to start
+ * if the file at the path is locked (another abissd runs).  If there is
+ * one (a dead abissd's), hold its lock while we start, so that an abissd
+ * started meanwhile is refused as well.  Make a temporary file beside it
+ * and lock that.
+ *
+ * pidfile_publish(), once started and daemonized (the pid is final):
+ * write the pid into the temporary file and rename() it over the path.
+ * flock() locks the open file, that is the inode, which rename() moves:
+ * the file at the path is whole and locked at once, and stays locked
+ * until we exit.  The pid file readers need no lock of their own.
+ *
+ * Two abissd started at once with no pid file there both get through,
+ * but the kernel lets one open /dev/abiss (EBUSY) before either touches
+ * the control socket or the pid file's path.
+ */
+static int pidfile_prepare(int *stale_fd)
+{
+	char buf[32] = "", *tmp;
 	ssize_t n;
 	int fd;
 
-	fd = open(opt.pidfile, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
+	*stale_fd = open(opt.pidfile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (*stale_fd < 0 && errno != ENOENT)
 		err(EXIT_FAIL, "cannot open '%s'", opt.pidfile);
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-		return fd;
-	if (errno != EWOULDBLOCK)
-		err(EXIT_FAIL, "cannot lock '%s'", opt.pidfile);
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	errx(EXIT_FAIL, "another abissd is already running (pid %s; '%s' is locked)",
-	     *buf ? buf : "unknown", opt.pidfile);
+	if (*stale_fd >= 0 && flock(*stale_fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK)
+			err(EXIT_FAIL, "cannot lock '%s'", opt.pidfile);
+		n = pread(*stale_fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		errx(EXIT_FAIL, "another abissd is already running (pid %s; '%s' is locked)",
+		     *buf ? buf : "unknown", opt.pidfile);
+	}
+	if (asprintf(&tmp, "%s.XXXXXX", opt.pidfile) < 0)
+		errx(EXIT_FAIL, "out of memory");
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		err(EXIT_FAIL, "cannot create '%s'", tmp);
+	pidfile_tmp = tmp;
+	/* Readable by all, as pid files are: mkostemp() makes it 0600. */
+	if (flock(fd, LOCK_EX | LOCK_NB) || fchmod(fd, 0644))
+		err(EXIT_FAIL, "cannot lock '%s'", tmp);
+	return fd;
 }
 
-static void write_pidfile(int fd)
+/* After a failed start (exit()), not after a daemon() parent's _exit(). */
+static void remove_pidfile_tmp(void)
+{
+	if (pidfile_tmp)
+		unlink(pidfile_tmp);
+}
+
+static int pidfile_publish(int fd)
 {
 	char buf[32];
 	int len = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
 
-	if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)len, 0) != len)
-		logmsg(LOG_WARNING, "cannot write '%s': %m", opt.pidfile);
+	if (pwrite(fd, buf, (size_t)len, 0) != len) {
+		logmsg(LOG_ERR, "cannot write '%s': %m", pidfile_tmp);
+		return -1;
+	}
+	if (rename(pidfile_tmp, opt.pidfile)) {
+		logmsg(LOG_ERR, "cannot rename '%s' to '%s': %m", pidfile_tmp, opt.pidfile);
+		return -1;
+	}
+	free(pidfile_tmp);
+	pidfile_tmp = NULL;
+	return 0;
+}
+
+/*
+ * Keep KEPT_CAPS only, in the bounding set too, so that nothing abissd
+ * could be made to run gets the others back.  Not root (tests): there is
+ * nothing to drop, and this never fails the start.
+ */
+static void drop_capabilities(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	uint64_t keep;
+	int cap, i;
+
+	if (syscall(SYS_capget, &hdr, data)) {
+		logmsg(LOG_WARNING, "cannot read the capabilities: %m: kept");
+		return;
+	}
+	/* Dropping from the bounding set needs CAP_SETPCAP, which root has. */
+	if (data[0].effective & (1U << CAP_SETPCAP))
+		for (cap = 0; cap < 64 && prctl(PR_CAPBSET_READ, cap) >= 0; cap++)
+			if (!(KEPT_CAPS >> cap & 1) && prctl(PR_CAPBSET_DROP, cap))
+				logmsg(LOG_WARNING, "cannot drop capability %d from the bounding set: %m",
+				       cap);
+	keep = ((uint64_t)data[1].permitted << 32 | data[0].permitted) & KEPT_CAPS;
+	for (i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		data[i] = (struct __user_cap_data_struct) {
+			.effective = (uint32_t)(keep >> (32 * i)),
+			.permitted = (uint32_t)(keep >> (32 * i)),
+		};
+	if (syscall(SYS_capset, &hdr, data))
+		logmsg(LOG_WARNING, "cannot drop capabilities: %m");
 }
 
 /*
@@ -666,37 +855,58 @@ static int serve(void)
 
 int main(int argc, char **argv)
 {
-	char msg[512];
-	int pid_fd, ret;
+	static char err_name[64];
+	char msg[512], mainpid[32] = "";
+	int pid_fd, stale_fd, ret;
 
 	atexit(close_stdout);
 	policy_init(&policy);
 	parse_args(argc, argv);
 	if (opt.calibrate)
-		return calibrate(opt.calibrate, opt.calibrate_ns, opt.config);
+		return calibrate(opt.calibrate, opt.calibrate_ns, opt.calibration, opt.config,
+				 opt.config_given);
+	if (opt.foreground && stderr_is_journal()) {
+		opt.journal = true;
+		/*
+		 * err(3) starts its lines with the program's name: this one
+		 * makes them the journal's errors ("<3>abissd: ...").
+		 */
+		snprintf(err_name, sizeof(err_name), "<%d>%s", LOG_ERR,
+			 program_invocation_short_name);
+		program_invocation_short_name = err_name;
+	}
 	if (reload_config(msg, sizeof(msg)))
 		errx(EXIT_FAIL, "%s", msg);
 
-	pid_fd = lock_pidfile();
+	atexit(remove_pidfile_tmp);
+	pid_fd = pidfile_prepare(&stale_fd);
 	dev_fd = open_device(opt.device);
 	control_open(opt.socket);
+	drop_capabilities();
 	if (!opt.foreground) {
 		openlog(program_invocation_short_name, LOG_PID, LOG_DAEMON);
 		if (daemon(0, 0))
 			err(EXIT_FAIL, "cannot daemonize");
+		snprintf(mainpid, sizeof(mainpid), "MAINPID=%d\n", (int)getpid());
 	}
-	write_pidfile(pid_fd);
-	logmsg(LOG_INFO, "started on '%s'", opt.device);
-	if (policy.cfg.default_capacity == NO_LIMIT && !policy.cfg.ncaps)
-		logmsg(LOG_WARNING, "no capacity configured: every request will be denied");
-	write_status(false);
-
-	ret = serve();
+	ret = pidfile_publish(pid_fd) ? EXIT_FAIL : EXIT_OK;
+	if (stale_fd >= 0)
+		close(stale_fd);
+	if (ret == EXIT_OK) {
+		logmsg(LOG_INFO, "started on '%s'", opt.device);
+		if (policy.cfg.default_capacity == NO_LIMIT && !policy.cfg.ncaps)
+			logmsg(LOG_WARNING, "no capacity configured: every request will be denied");
+		write_status(false);
+		/* The device open, the policy loaded, the socket listening. */
+		notify("%sREADY=1\nSTATUS=Serving on %s", mainpid, opt.device);
+		ret = serve();
+		notify("STOPPING=1");
+		unlink(opt.pidfile);
+	}
 
 	control_close();
 	if (opt.status_file)
 		unlink(opt.status_file);
-	unlink(opt.pidfile);
 	close(dev_fd);
 	close(pid_fd);
 	policy_free(&policy);

@@ -8,6 +8,7 @@
 #define ABISSD_ABISSD_H
 
 #include <poll.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,9 @@ int reload_config(char *err, size_t errlen);
 
 /* Ask the kernel to end stream @id (ABISS_DAEMON_STOP): 0 or an errno. */
 int stop_stream(uint64_t id);
+
+/* mkdir -p of the folder of @path (mode 0755).  Exits on failure. */
+void make_parent_dirs(const char *path);
 
 
 /* control.c: the control socket, Documentation/abissd-control.rst */
@@ -51,9 +55,19 @@ void control_serve(const struct pollfd *pfd, size_t n);
 
 /*
  * Measure the sequential read rate of the block device or file @path for
- * up to @ns nanoseconds, print it and write it as the device's capacity
- * in @config.  Returns the exit status.
+ * up to @ns nanoseconds, print it and keep it in the calibration state
+ * file @state, under the device's stable name; say so if the config file
+ * @config (which must exist if @config_given) has a line of its own for
+ * the device.  Returns the exit status.
  */
-int calibrate(const char *path, uint64_t ns, const char *config);
+int calibrate(const char *path, uint64_t ns, const char *state, const char *config,
+	      bool config_given);
+
+/*
+ * Add to @c the capacities of the state file @state (a missing file has
+ * none) that @c has no line of its own for, each name mapped to the
+ * device it is now.  Bad and stale entries are logged and skipped.
+ */
+void calibration_load(struct config *c, const char *state);
 
 #endif /* ABISSD_ABISSD_H */

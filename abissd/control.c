@@ -41,8 +41,7 @@ static char *sock_path;
 static struct client clients[CONTROL_MAX_CLIENTS];
 static size_t nclients;
 
-/* mkdir -p of the socket's folder. */
-static void make_dirs(const char *path)
+void make_parent_dirs(const char *path)
 {
 	char *dir = strdup(path), *p;
 
@@ -64,7 +63,7 @@ void control_open(const char *path)
 	if (strlen(path) >= sizeof(sa.sun_path))
 		errx(EXIT_FAIL, "socket path too long: '%s'", path);
 	strcpy(sa.sun_path, path);
-	make_dirs(path);
+	make_parent_dirs(path);
 	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (listen_fd < 0)
 		err(EXIT_FAIL, "cannot create a socket");

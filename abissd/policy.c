@@ -88,6 +88,23 @@ static const struct capacity *own_capacity(const struct config *c, uint64_t dev)
 	return NULL;
 }
 
+static void add_capacity(struct config *c, uint64_t dev, uint64_t rate, uint64_t buffer,
+			 unsigned int line)
+{
+	c->caps = grow(c->caps, c->ncaps, sizeof(*c->caps));
+	c->caps[c->ncaps++] = (struct capacity) {
+		.dev = dev, .rate = rate, .buffer = buffer, .line = line,
+	};
+}
+
+int config_add_capacity(struct config *c, uint64_t dev, uint64_t rate)
+{
+	if (own_capacity(c, dev))
+		return -1;
+	add_capacity(c, dev, rate, NO_LIMIT, 0);
+	return 0;
+}
+
 /* The config file being read, and where the message of its error goes. */
 struct parser {
 	struct config *c;
@@ -139,10 +156,7 @@ static int parse_capacity(struct parser *ps, char **w, int n)
 	if (first)
 		return bad(ps, "duplicate capacity of %u:%u (first on line %u)",
 			   major(dev), minor(dev), first->line);
-	c->caps = grow(c->caps, c->ncaps, sizeof(*c->caps));
-	c->caps[c->ncaps++] = (struct capacity) {
-		.dev = dev, .rate = rate, .buffer = buffer, .line = ps->line,
-	};
+	add_capacity(c, dev, rate, buffer, ps->line);
 	return 0;
 }
 

@@ -116,6 +116,13 @@ int config_load(struct config *c, const char *path, bool must_exist,
  */
 int spec_to_dev(const char *spec, uint64_t *dev, char *err, size_t errlen);
 
+/*
+ * Give @dev the capacity @rate (no buffer limit), unless @c already has a
+ * line of its own for it: then -1, and @c unchanged.  For the calibration
+ * state, which the config file's own lines beat.
+ */
+int config_add_capacity(struct config *c, uint64_t dev, uint64_t rate);
+
 void policy_init(struct policy *p);
 void policy_free(struct policy *p);
 
