@@ -104,6 +104,19 @@ static void parse_args(int argc, char **argv)
 #define LIBDIR "/usr/lib"
 #endif
 
+/* @dir followed by @name, made absolute, if it is there and readable. */
+static char *readable(const char *dir, const char *name)
+{
+	char path[PATH_MAX * 2], *abs;
+
+	snprintf(path, sizeof(path), "%s%s", dir, name);
+	abs = realpath(path, NULL);
+	if (abs && access(abs, R_OK) == 0)
+		return abs;
+	free(abs);
+	return NULL;
+}
+
 /*
  * The shim: $ABISS_RUN_SHIM, else ../lib/abiss/ beside this program (the
  * build tree), else LIBDIR/abiss/ (where 'make install' puts it, a
@@ -112,9 +125,8 @@ static void parse_args(int argc, char **argv)
 static char *find_shim(void)
 {
 	const char *env = getenv("ABISS_RUN_SHIM");
-	char self[PATH_MAX], path[PATH_MAX * 2], *abs, *dir;
+	char self[PATH_MAX], *abs, *dir;
 	ssize_t n;
-	size_t i;
 
 	if (env && *env) {
 		abs = realpath(env, NULL);
@@ -127,20 +139,15 @@ static char *find_shim(void)
 		err(EXIT_FAIL, "cannot find myself: '/proc/self/exe'");
 	self[n] = '\0';
 	dir = dirname(self);
-	const char *const where[][2] = {
-		{ dir, "/../lib/abiss/" SHIM_NAME },
-		{ LIBDIR, "/abiss/" SHIM_NAME },
-		{ dir, "/" SHIM_NAME },
-	};
-	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
-		snprintf(path, sizeof(path), "%s%s", where[i][0], where[i][1]);
-		abs = realpath(path, NULL);
-		if (abs && access(abs, R_OK) == 0)
-			return abs;
-		free(abs);
-	}
-	errx(EXIT_FAIL, "cannot find " SHIM_NAME " in '%s/../lib/abiss', '%s' or '%s'",
-	     dir, LIBDIR "/abiss", dir);
+	abs = readable(dir, "/../lib/abiss/" SHIM_NAME);
+	if (!abs)
+		abs = readable(LIBDIR, "/abiss/" SHIM_NAME);
+	if (!abs)
+		abs = readable(dir, "/" SHIM_NAME);
+	if (!abs)
+		errx(EXIT_FAIL, "cannot find " SHIM_NAME " in '%s/../lib/abiss', '%s' or '%s'",
+		     dir, LIBDIR "/abiss", dir);
+	return abs;
 }
 
 /* LD_PRELOAD with @shim added at its end, unless it is there already. */
