@@ -147,7 +147,7 @@ static void __attribute__((noreturn)) usage(void)
 	      "rates admitted on each device under its capacity times the ceiling.\n", out);
 	fputs("\nOptions:\n", out);
 	fputs(" -C, --capacity <rate>     capacity of every device without its own\n"
-	      "                             'capacity' line, in bytes/s (k, M, G: 1000)\n", out);
+	      "                             'capacity' line, in bytes/s\n", out);
 	fputs(" -c, --config <file>       config file (default " DEFAULT_CONFIG ")\n", out);
 	fputs(" -D, --device <path>       the kernel channel (default " DEFAULT_DEVICE ")\n", out);
 	fputs(" -p, --pidfile <path>      pid file, locked (default " DEFAULT_PIDFILE ")\n", out);
@@ -162,6 +162,7 @@ static void __attribute__((noreturn)) usage(void)
 	fputs(" -F, --foreground          do not daemonize; log to stderr\n", out);
 	fputs(" -d, --debug               log every message from the kernel too\n", out);
 	usage_help_version(27);
+	usage_units();
 	fputs("\nSignals: SIGTERM and SIGINT stop it; SIGHUP reloads the config file;\n"
 	      "SIGUSR1 writes the status file (or logs the reservations without one).\n", out);
 	usage_see_man(8);
@@ -205,8 +206,8 @@ static void parse_args(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "C:c:D:p:S:s:FdhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'C':
-			if (parse_rate(optarg, &opt.capacity) || opt.capacity == NO_LIMIT)
-				usage_error("bad capacity: '%s'", optarg);
+			if (parse_size(optarg, &opt.capacity) || opt.capacity == NO_LIMIT)
+				usage_error("invalid capacity: '%s'", optarg);
 			break;
 		case 'c':
 			opt.config = abs_path(optarg);

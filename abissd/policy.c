@@ -138,7 +138,7 @@ static int parse_capacity(struct parser *ps, char **w, int n)
 
 	if (n != 3 && (n != 5 || strcmp(w[3], "buffer")))
 		return bad(ps, "expected 'capacity <MAJOR:MINOR | path | *> <rate> [buffer <size>]'");
-	if (parse_rate(w[2], &rate))
+	if (parse_size(w[2], &rate))
 		return bad(ps, "bad rate: '%.64s'", w[2]);
 	if (n == 5 && (parse_size(w[4], &buffer) || buffer == NO_LIMIT))
 		return bad(ps, "bad size: '%.64s'", w[4]);
@@ -261,7 +261,7 @@ static int parse_limits(struct parser *ps, struct rule *r, char **w, int n)
 		} else if (field == &r->buffer) {
 			if (parse_size(w[i + 1], field) || *field == NO_LIMIT)
 				return bad(ps, "bad size: '%.64s'", w[i + 1]);
-		} else if (parse_rate(w[i + 1], field) || *field == NO_LIMIT) {
+		} else if (parse_size(w[i + 1], field) || *field == NO_LIMIT) {
 			return bad(ps, "bad rate: '%.64s'", w[i + 1]);
 		}
 	}

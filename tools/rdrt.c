@@ -87,9 +87,9 @@ static void __attribute__((noreturn)) usage(void)
 	fputs("\nRead a file at a steady rate, optionally as an ABISS guaranteed-rate\n"
 	      "stream, and report the latency of every read.\n", out);
 	fputs("\nOptions:\n", out);
-	fputs(" -r, --rate <rate>        read at this many bytes/s (k, M, G: 1000);\n"
+	fputs(" -r, --rate <rate>        read at this many bytes/s;\n"
 	      "                            default: as fast as possible\n", out);
-	fputs(" -s, --read-size <size>   bytes per read (k, M, G: 1024; default 64k)\n", out);
+	fputs(" -s, --read-size <size>   bytes per read (default 64K)\n", out);
 	fputs(" -t, --duration <time>    stop after this time (seconds, or 500ms)\n", out);
 	fputs(" -n, --stop-after <size>  stop after this many bytes\n", out);
 	fputs(" -a, --abiss              read as an ABISS stream at --rate\n", out);
@@ -105,6 +105,7 @@ static void __attribute__((noreturn)) usage(void)
 	fputs("     --status             print the stream status after the start and\n"
 	      "                            before the stop (to stderr)\n", out);
 	usage_help_version(26);
+	usage_units();
 	usage_see_man(1);
 }
 
@@ -133,7 +134,7 @@ static void parse_args(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "r:s:t:n:ab:mvS:c:jR:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			opt.rate = arg_number(parse_rate, "rate", optarg);
+			opt.rate = arg_number(parse_size, "rate", optarg);
 			break;
 		case 's':
 			opt.read_size = arg_number(parse_size, "read size", optarg);
@@ -160,12 +161,12 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'S':
 			if (parse_u64(optarg, &opt.seed))
-				usage_error("bad seed: '%s'", optarg);
+				usage_error("invalid seed: '%s'", optarg);
 			break;
 		case 'c':
 			opt.create = true;
 			if (parse_size(optarg, &opt.create_size))
-				usage_error("bad size: '%s'", optarg);
+				usage_error("invalid size: '%s'", optarg);
 			break;
 		case 'j':
 			opt.json = true;

@@ -42,15 +42,16 @@ static void __attribute__((noreturn)) usage(void)
 	fputs("\nRun a program with an ABISS guaranteed-rate stream on every regular\n"
 	      "file it opens for reading only.\n", out);
 	fputs("\nOptions:\n", out);
-	fputs(" -r, --rate <rate>      bytes/s of each stream (k, M, G: 1000)\n", out);
-	fputs(" -b, --buffer <size>    playout buffer of each stream (k, M, G: 1024;\n"
-	      "                          default: one second at the rate, at least\n"
-	      "                          256k; at most 256M)\n", out);
+	fputs(" -r, --rate <rate>      bytes/s of each stream\n", out);
+	fputs(" -b, --buffer <size>    playout buffer of each stream (default: one\n"
+	      "                          second at the rate, at least 256K; at most\n"
+	      "                          256M)\n", out);
 	fputs(" -m, --match <glob>     only files whose path, as the program gives it,\n"
 	      "                          matches the pattern (fnmatch(3))\n", out);
 	fputs(" -v, --verbose          tell each stream started\n", out);
 	fputs(" -s, --strict           fail the open when its stream cannot start\n", out);
 	usage_help_version(24);
+	usage_units();
 	usage_see_man(1);
 }
 
@@ -72,13 +73,13 @@ static void parse_args(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+r:b:m:vshV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			if (parse_rate(optarg, &opt.rate) || !opt.rate)
-				usage_error("bad rate: '%s'", optarg);
+			if (parse_size(optarg, &opt.rate) || !opt.rate)
+				usage_error("invalid rate: '%s'", optarg);
 			break;
 		case 'b':
 			if (parse_size(optarg, &opt.buffer) || opt.buffer < (uint64_t)page ||
 			    opt.buffer > ABISS_MAX_BUFFER)
-				usage_error("bad buffer size: '%s' (%ldk to 256M)", optarg,
+				usage_error("invalid buffer size: '%s' (%ldK to 256M)", optarg,
 					    page / 1024);
 			break;
 		case 'm':

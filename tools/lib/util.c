@@ -37,83 +37,116 @@ int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* Digits, then an optional suffix from @suffixes whose n-th letter is base^(n+1). */
-static int parse_scaled(const char *s, uint64_t base, const char *suffixes,
-			uint64_t *out)
+/*
+ * A decimal number at the start of @s, "123" or "123.45": the integer part
+ * in @v and, of the fraction, its first @max_frac digits as @frac / @scale
+ * (0 / 1 without a point) and how many digits it has in @flen.  Returns the
+ * rest of @s, or NULL with errno set.
+ */
+static const char *parse_decimal(const char *s, size_t max_frac, uint64_t *v,
+				 uint64_t *frac, uint64_t *scale, size_t *flen)
 {
-	size_t len = strspn(s, "0123456789");
-	uint64_t mult = 1, v;
+	size_t ilen = strspn(s, "0123456789"), i;
+	const char *p = s + ilen;
 	char digits[32];
-	const char *p;
 
-	if (len == 0 || len >= sizeof(digits)) {
-		errno = len ? ERANGE : EINVAL;
-		return -1;
+	*frac = 0;
+	*scale = 1;
+	*flen = 0;
+	if (ilen == 0)
+		goto bad;
+	if (ilen >= sizeof(digits)) {
+		errno = ERANGE;
+		return NULL;
 	}
-	memcpy(digits, s, len);
-	digits[len] = '\0';
-	if (s[len]) {
-		if (s[len + 1])
-			goto bad;
-		p = strchr(suffixes, s[len] | 0x20);	/* lower case */
-		if (!p)
-			goto bad;
-		for (; p >= suffixes; p--)
-			mult *= base;
+	memcpy(digits, s, ilen);
+	digits[ilen] = '\0';
+	if (parse_u64(digits, v))
+		return NULL;
+	if (*p != '.')
+		return p;
+	*flen = strspn(++p, "0123456789");
+	if (*flen == 0)
+		goto bad;
+	for (i = 0; i < *flen && i < max_frac; i++) {
+		*frac = *frac * 10 + (uint64_t)(p[i] - '0');
+		*scale *= 10;
 	}
-	if (parse_u64(digits, &v))
+	return p + *flen;
+bad:
+	errno = EINVAL;
+	return NULL;
+}
+
+/*
+ * Sizes and rates read alike, as util-linux's strtosize() reads them, so that
+ * "64K" means what it means to dd, fallocate or losetup.  Stricter than it in
+ * what is not a number: decimal digits only (no "0x", no leading zero taken
+ * as octal), no space, no sign.
+ */
+int parse_size(const char *s, uint64_t *out)
+{
+	static const char letters[] = "kmgtpe";
+	uint64_t v, base = 1024, mult = 1, frac, scale;
+	unsigned __int128 total;
+	const char *p, *l;
+	size_t flen;
+	int power;
+
+	/*
+	 * 18 decimals keep frac * mult (mult at most 2^60) in 128 bits; the
+	 * ones after them are worth less than a byte.
+	 */
+	p = parse_decimal(s, 18, &v, &frac, &scale, &flen);
+	if (!p)
 		return -1;
-	if (v > UINT64_MAX / mult) {
+	if (!*p) {
+		if (flen)	/* no fraction of a byte */
+			goto bad;
+		*out = v;
+		return 0;
+	}
+	l = strchr(letters, *p | 0x20);	/* any case */
+	if (!l)
+		goto bad;
+	p++;
+	if (*p == 'i' && (p[1] == 'B' || p[1] == 'b')) {
+		p += 2;		/* "KiB": powers of 1024, as "K" */
+	} else if (*p == 'B' || *p == 'b') {
+		p++;		/* "KB": powers of 1000 */
+		base = 1000;
+	}
+	if (*p)
+		goto bad;
+	for (power = (int)(l - letters) + 1; power; power--)
+		mult *= base;
+	total = (unsigned __int128)v * mult + (unsigned __int128)frac * mult / scale;
+	if (total > UINT64_MAX) {
 		errno = ERANGE;
 		return -1;
 	}
-	*out = v * mult;
+	*out = (uint64_t)total;
 	return 0;
 bad:
 	errno = EINVAL;
 	return -1;
 }
 
-int parse_size(const char *s, uint64_t *out)
-{
-	return parse_scaled(s, 1024, "kmgt", out);
-}
-
-int parse_rate(const char *s, uint64_t *out)
-{
-	return parse_scaled(s, 1000, "kmg", out);
-}
-
 int parse_duration(const char *s, uint64_t *ns)
 {
-	size_t ilen = strspn(s, "0123456789"), flen = 0;
-	uint64_t unit = NSEC_PER_SEC, secs, frac = 0, scale;
-	const char *p = s + ilen;
-	char digits[32];
+	uint64_t unit = NSEC_PER_SEC, secs, frac, scale;
+	const char *p;
+	size_t flen;
 
-	if (ilen == 0 || ilen >= sizeof(digits))
-		goto bad;
-	memcpy(digits, s, ilen);
-	digits[ilen] = '\0';
-	if (parse_u64(digits, &secs))
+	p = parse_decimal(s, 9, &secs, &frac, &scale, &flen);
+	if (!p)
 		return -1;
-	if (*p == '.') {
-		p++;
-		flen = strspn(p, "0123456789");
-		if (flen == 0 || flen > 9)
-			goto bad;
-		memcpy(digits, p, flen);
-		digits[flen] = '\0';
-		if (parse_u64(digits, &frac))
-			return -1;
-		p += flen;
-	}
+	if (flen > 9)
+		goto bad;
 	if (!strcmp(p, "ms"))
 		unit = NSEC_PER_MSEC;
 	else if (*p && strcmp(p, "s"))
 		goto bad;
-	for (scale = 1; flen; flen--)
-		scale *= 10;
 	if (secs > UINT64_MAX / unit) {
 		errno = ERANGE;
 		return -1;
@@ -131,7 +164,7 @@ uint64_t arg_number(int (*parse)(const char *, uint64_t *), const char *what,
 	uint64_t v;
 
 	if (parse(arg, &v) || v == 0)
-		usage_error("bad %s: '%s'", what, arg);
+		usage_error("invalid %s: '%s'", what, arg);
 	return v;
 }
 
@@ -140,7 +173,7 @@ unsigned int arg_rt_prio(const char *arg)
 	uint64_t prio;
 
 	if (parse_u64(arg, &prio) || prio < 1 || prio > 99)
-		usage_error("bad real-time priority: '%s' (1-99)", arg);
+		usage_error("invalid real-time priority: '%s' (1-99)", arg);
 	return (unsigned int)prio;
 }
 
@@ -229,6 +262,15 @@ void usage_help_version(int col)
 {
 	printf(" %-*s%s\n", col - 1, "-h, --help", "display this help");
 	printf(" %-*s%s\n", col - 1, "-V, --version", "display version");
+}
+
+void usage_units(void)
+{
+	fputs("\nArguments:\n"
+	      " <size> and <rate> (bytes, bytes/s) may be followed by K, M, G, T, P or E,\n"
+	      "   powers of 1024 (the \"iB\" is optional: 64K = 64KiB = 65536), or by\n"
+	      "   KB, MB, GB, TB, PB or EB, powers of 1000 (2MB = 2000000); 1.5M is\n"
+	      "   1572864.\n", stdout);
 }
 
 void usage_see_man(int section)

@@ -29,16 +29,20 @@
  * no spaces, no trailing junk.
  */
 int parse_u64(const char *s, uint64_t *out);
-/* Sizes: k, M, G, T (any case) are powers of 1024: "64k" = 65536. */
+/*
+ * Sizes and rates (bytes, bytes/s), as util-linux reads them: K, M, G, T, P,
+ * E (any case), alone or with "iB", are powers of 1024 ("64K" and "64KiB"
+ * are 65536); with "B" they are powers of 1000 ("2MB" is 2000000).  With a
+ * suffix the number may have a decimal fraction, rounded down to a byte:
+ * "1.5M" is 1572864.
+ */
 int parse_size(const char *s, uint64_t *out);
-/* Rates in bytes/s: k, M, G (any case) are powers of 1000: "2M" = 2000000. */
-int parse_rate(const char *s, uint64_t *out);
 /* Durations: seconds with up to 9 decimals, or a suffix "s" or "ms". */
 int parse_duration(const char *s, uint64_t *ns);
 
 /*
  * arg_number() - an option's value by @parse (one of the above), which must
- * be more than 0; else usage_error("bad @what: '@arg'").
+ * be more than 0; else usage_error("invalid @what: '@arg'").
  */
 uint64_t arg_number(int (*parse)(const char *, uint64_t *), const char *what,
 		    const char *arg);
@@ -78,6 +82,11 @@ void other_option(int c, void (*usage)(void)) __attribute__((noreturn));
  */
 void usage_start(const char *synopsis, ...) __attribute__((sentinel));
 void usage_help_version(int col);
+/*
+ * usage_units() - the "Arguments:" paragraph on what parse_size() takes,
+ * for the programs with <size> or <rate> options
+ */
+void usage_units(void);
 void usage_see_man(int section) __attribute__((noreturn));
 
 /* print_version() - "prog (ABISS) version" on stdout, then exit 0 */

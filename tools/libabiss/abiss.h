@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libabiss - ABISS guaranteed-rate file reads for applications.
  *

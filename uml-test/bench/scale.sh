@@ -571,7 +571,7 @@ cost() {
 # --- the runs ---------------------------------------------------------------
 
 # Not through check: abissd must stay in this shell.
-if abissd_start 1G; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+if abissd_start 1GB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 diag "$secs s per run; scenarios: $scenarios"
 
 if [ $capped = 0 ]; then

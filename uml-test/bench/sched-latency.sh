@@ -268,7 +268,7 @@ check "the files removed from ubda, unmounted" sh -c "rm -f $mnt/greedy[1-8] $mn
 
 # abissd for the IOPS runs beside a stream.  Not through check: abissd must
 # stay in this shell.
-if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; fi
+if abissd_start 20MB; then pass "abissd runs"; else fail "abissd runs"; fi
 check "uncapped null_blk made (memory backed), FAT and the stream's file on it" sh -c "
 	mkdir $cfg/nullb-iops && echo 1 > $cfg/nullb-iops/memory_backed &&
 	echo 1024 > $cfg/nullb-iops/size && echo 1 > $cfg/nullb-iops/power &&
@@ -292,7 +292,7 @@ iops_one() {
 	with_stream)
 		sync
 		echo 3 > /proc/sys/vm/drop_caches
-		rdrt -a -j -r 2M -s 64k -b 4M -t $((iops_secs + 3)) $mnt/stream \
+		rdrt -a -j -r 2MB -s 64k -b 4M -t $((iops_secs + 3)) $mnt/stream \
 			> /tmp/stream.json 2> /tmp/stream.err &
 		r=$!
 		# Active within 5 s (debugfs: column 13 is the state).

@@ -30,7 +30,7 @@
 # I/O class producer thread, and plain paced reads in the real-time I/O
 # class, under none, mq-deadline, bfq, kyber and abiss; and an unmodified
 # player through abiss-run (mode "abissrun"): fio, --rate 2000000 in 64 KiB
-# psync reads, run by abiss-run --rate 2M --buffer 4M, whose per-read
+# psync reads, run by abiss-run --rate 2MB --buffer 4M, whose per-read
 # latency is fio's (its latency log, "lat": the whole read() call).  Before
 # them, per scenario, the greedy load alone ("greedy alone", under
 # mq-deadline): what the device gives it with no stream.
@@ -89,7 +89,7 @@ writer_mb=$(((greedy_mb + 1) / 2))
 disk_nsec=${BENCH_DISK_NSEC:-6500000}
 warmup=${BENCH_WARMUP:-2}
 ext3_image=${BENCH_EXT3_IMAGE:-/results/nullb-ext3.img}
-rate=2M
+rate=2MB
 rate_Bps=2000000
 size=64k
 size_B=65536
@@ -478,7 +478,7 @@ alone() {
 }
 
 # Not through check: abissd must stay in this shell.
-if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+if abissd_start 20MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 diag "$secs s per reader; devices: $devices; file systems: $fss; scenarios: $scenarios${BENCH_FIFO:+; readers at SCHED_FIFO $BENCH_FIFO}"
 for kind in $devices; do
 	for fs in $fss; do

@@ -45,11 +45,11 @@ say
 
 cat > /tmp/abissd.conf <<CONF
 # The demo disk: 20 MB/s, of which streams may reserve 85 %.
-capacity /dev/nullb-demo 20M
+capacity /dev/nullb-demo 20MB
 ceiling 85
 filesystems vfat ext3 ext4
 # root streams within the capacity; uid 1000 gets two streams, 3 MB/s in all.
-user 1000 rate 2M total 3M streams 2
+user 1000 rate 2MB total 3MB streams 2
 CONF
 abissd -F -c /tmp/abissd.conf -p /tmp/abissd.pid -s "$ABISSD_STATUS" -S "$ABISSD_SOCKET" \
 	> /dev/null 2> /tmp/abissd.log < /dev/null &
@@ -66,7 +66,7 @@ sync
 echo 3 > /proc/sys/vm/drop_caches
 say
 say "uid 1000 asks for 5 MB/s, over its limit of 2 MB/s per stream:"
-asuser 1000 1000 rdrt -a -r 5M -t 1 "$dir/plain.dat" > /dev/null 2> /tmp/denied.err
+asuser 1000 1000 rdrt -a -r 5MB -t 1 "$dir/plain.dat" > /dev/null 2> /tmp/denied.err
 is "$?" 1 "a stream over the user's limit is refused"
 sed 's/^/  /' /tmp/denied.err >&3
 
@@ -79,17 +79,17 @@ say
 say "Load: 8 greedy readers (fio, 128 KiB buffered reads) of the same disk."
 say "For ${DURATION} s, three players read 2 MB/s in 64 KiB reads:"
 say "  rdrt as an ABISS stream with 4 s of buffer (rdrt -a, real-time CPU priority),"
-say "  an unmodified fio streaming through abiss-run (--rate 2100k --buffer 8M),"
+say "  an unmodified fio streaming through abiss-run (--rate 2100kB --buffer 8M),"
 say "  rdrt as a plain reader (real-time CPU priority, no stream)."
 sleep 1
-rdrt -R 10 -a -r 2M -s 64k -b 8M -t "$DURATION" -v -S 1 -j "$dir/stream.dat" \
+rdrt -R 10 -a -r 2MB -s 64k -b 8M -t "$DURATION" -v -S 1 -j "$dir/stream.dat" \
 	> /tmp/stream.json 2> /tmp/stream.err &
 p1=$!
-rdrt -R 10 -r 2M -s 64k -t "$DURATION" -v -S 2 -j "$dir/plain.dat" \
+rdrt -R 10 -r 2MB -s 64k -t "$DURATION" -v -S 2 -j "$dir/plain.dat" \
 	> /tmp/plain.json 2> /tmp/plain.err &
 p2=$!
 # fio's 2m is 2 MiB/s: the stream is admitted a little above it.
-abiss-run --rate 2100k --buffer 8M --match "$dir/*" --verbose -- \
+abiss-run --rate 2100kB --buffer 8M --match "$dir/*" --verbose -- \
 	fio --name=player --filename="$dir/fio.dat" --rw=read --bs=64k --rate=2m \
 	--ioengine=psync --runtime="$DURATION" --percentile_list=99 \
 	--output-format=terse --output=/tmp/fio.out > /dev/null 2> /tmp/fio.err &

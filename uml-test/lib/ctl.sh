@@ -13,14 +13,14 @@ CTL_SOCK=/tmp/abissctl-test.sock
 
 # ctl_setup: the FAT disk mounted and abissd running (20 MB/s).
 ctl_setup() {
-	mount_fs vfat "$FAT_DEV" "$CTL_MNT" && mkdir -p "$CTL_DIR" && abissd_start 20M
+	mount_fs vfat "$FAT_DEV" "$CTL_MNT" && mkdir -p "$CTL_DIR" && abissd_start 20MB
 }
 
 # ctl_setup_socket CONFIG: the same, abissd with CONFIG and its control
 # socket at $CTL_SOCK; returns once the socket is there (or after 10 s, 1).
 ctl_setup_socket() {
 	mount_fs vfat "$FAT_DEV" "$CTL_MNT" && mkdir -p "$CTL_DIR" || return 1
-	abissd -F -C 20M -c "$1" -p /tmp/abissd.pid --socket "$CTL_SOCK" \
+	abissd -F -C 20MB -c "$1" -p /tmp/abissd.pid --socket "$CTL_SOCK" \
 		> /dev/null 2> /tmp/abissd.log < /dev/null &
 	ABISSD_PID=$!
 	await 10 test -S "$CTL_SOCK"

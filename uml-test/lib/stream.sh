@@ -154,7 +154,7 @@ stream_under_load() {
 	check "mount $2 as $1" mount_fs "$1" "$2" "$mnt" || bail "cannot mount"
 	mkdir -p "$dir"
 	# Not through check: abissd must stay in this shell.
-	if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+	if abissd_start 20MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 	# uml-test/run puts them on the disks from the host; made here otherwise.
 	check "two 64 MiB stream files" sh -c "
 		[ \$(stat -c %s $dir/s1) = 67108864 ] || rdrt --create 64M --seed 11 $dir/s1 &&
@@ -163,10 +163,10 @@ stream_under_load() {
 	for load in readers writers; do
 		load_$load "$dir"
 		sleep 1
-		rdrt -R 10 -a -r 2M -s 64k -b 8M -v -S 11 -j "$dir/s1" \
+		rdrt -R 10 -a -r 2MB -s 64k -b 8M -v -S 11 -j "$dir/s1" \
 			> /tmp/s1.json 2> /tmp/s1.err &
 		p1=$!
-		rdrt -R 10 -a -m -r 2M -s 64k -b 8M -v -S 12 -j "$dir/s2" \
+		rdrt -R 10 -a -m -r 2MB -s 64k -b 8M -v -S 12 -j "$dir/s2" \
 			> /tmp/s2.json 2> /tmp/s2.err &
 		p2=$!
 		wait $p1; rc1=$?

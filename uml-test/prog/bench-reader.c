@@ -100,8 +100,8 @@ static void __attribute__((noreturn)) usage(void)
 	fputs("\nRead a file at a steady rate as a streaming player would, in one of three\n"
 	      "ways, and report how long each take of --size bytes waited (make bench).\n"
 	      "\nOptions:\n"
-	      " -r, --rate <rate>      bytes/s to consume (k, M, G: powers of 1000)\n"
-	      " -s, --size <size>      bytes per take (k, M: powers of 1024; default 64k)\n"
+	      " -r, --rate <rate>      bytes/s to consume\n"
+	      " -s, --size <size>      bytes per take (default 64K)\n"
 	      " -t, --seconds <time>   how long to consume (seconds, or 500ms; default 10)\n"
 	      " -m, --mode <mode>      plain: paced read() calls (the default);\n"
 	      "                        ring: a producer thread reads ahead into a\n"
@@ -121,6 +121,7 @@ static void __attribute__((noreturn)) usage(void)
 	      "     --verify <seed>    check the data against the test pattern (rdrt\n"
 	      "                          --create --seed <seed>), outside the timing\n", stdout);
 	usage_help_version(24);
+	usage_units();
 	fputs("\nOutput: one JSON object: label, mode, reads, p50_us, p99_us, p999_us, max_us,\n"
 	      "stalls (takes that waited more than 1 ms), misses (the ABISS stream's; null\n"
 	      "in the other modes), rate_Bps (delivered), cpu_ms (user + system), the\n"
@@ -158,7 +159,7 @@ static void parse_args(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "r:s:t:m:b:l:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			opt.rate = arg_number(parse_rate, "rate", optarg);
+			opt.rate = arg_number(parse_size, "rate", optarg);
 			break;
 		case 's':
 			opt.size = arg_number(parse_size, "size", optarg);
@@ -193,7 +194,7 @@ static void parse_args(int argc, char **argv)
 			break;
 		case OPT_VERIFY:
 			if (parse_u64(optarg, &opt.seed))
-				usage_error("bad seed: '%s'", optarg);
+				usage_error("invalid seed: '%s'", optarg);
 			opt.verify = true;
 			break;
 		default:

@@ -100,7 +100,7 @@ FIXTURE(admitted) {
 FIXTURE_SETUP(admitted)
 {
 	ASSERT_LE(8 << 20, file_size());
-	self->abissd = abissd_start("20M");
+	self->abissd = abissd_start("20MB");
 	ASSERT_LT(0, self->abissd);
 	self->f = abiss_fopen(test_file(), "rb", RATE, BUFFER);
 	ASSERT_NE(NULL, self->f) TH_LOG("abiss_fopen: %s", abiss_strerror(errno));
@@ -232,7 +232,7 @@ FIXTURE_VARIANT_ADD(refused, no_daemon) {
 };
 
 FIXTURE_VARIANT_ADD(refused, over_capacity) {
-	.capacity = "1M",
+	.capacity = "1MB",
 	.error = ENOSPC,
 };
 

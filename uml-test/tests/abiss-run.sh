@@ -15,7 +15,7 @@ check "mount $FAT_DEV as vfat" mount_fs vfat "$FAT_DEV" "$mnt" || bail "cannot m
 mkdir -p "$dir"
 check "an 8 MiB test file" rdrt --create 8M --seed 31 "$file"
 want=$(sum_of "$file")
-if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+if abissd_start 20MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
 # stream_rates: the rate column of every stream debugfs lists.
 stream_rates() { tail -n +2 /sys/kernel/debug/abiss/streams | awk '{ print $5 }' | tr '\n' ' '; }
@@ -44,7 +44,7 @@ streamed() {
 
 # --- fio, in 64 KiB reads at 2 MiB/s over the file -----------------------
 for engine in psync sync; do
-	watch_run "fio-$engine" abiss-run --rate 2M --buffer 8M --verbose -- \
+	watch_run "fio-$engine" abiss-run --rate 2MB --buffer 8M --verbose -- \
 		fio --name=abiss-run --filename="$file" --rw=read --bs=64k --size=8M \
 		--ioengine=$engine --rate=2m --invalidate=0 --output-format=terse
 	is "$RC" 0 "fio ($engine) under abiss-run exits 0"
@@ -61,7 +61,7 @@ for engine in psync sync; do
 done
 
 # --- pv, rate-limited to 4 MiB/s, its output checked -----------------------
-watch_run pv abiss-run --rate 2M -- pv -q -L 4M "$file"
+watch_run pv abiss-run --rate 2MB -- pv -q -L 4M "$file"
 is "$RC" 0 "pv under abiss-run exits 0"
 streamed "pv"
 is "$(sum_of /tmp/pv.out)" "$want" "pv's output is the file, byte for byte"
@@ -69,21 +69,21 @@ is "$(cat /tmp/pv.err)" "" "pv: nothing on stderr without --verbose"
 is "$(abissd_reserved 0)" 0 "abissd got every reservation back"
 
 # --- a file that does not match --match: no stream -------------------------
-watch_run nomatch abiss-run --rate 2M --match '*.mp3' --verbose -- pv -q -L 4M "$file"
+watch_run nomatch abiss-run --rate 2MB --match '*.mp3' --verbose -- pv -q -L 4M "$file"
 is "$RC" 0 "pv with a --match that fails exits 0"
 is "$SEEN" "" "no stream for a file that does not match"
 is "$(sum_of /tmp/nomatch.out)" "$want" "and the data is the file's"
 
 # --- refused: abissd's capacity is too small ---------------------------------
 abissd_stop
-if abissd_start 1M; then pass "abissd runs with 1 MB/s"; else fail "abissd runs with 1 MB/s"; fi
-watch_run denied abiss-run --rate 2M -- pv -q -L 8M "$file"
+if abissd_start 1MB; then pass "abissd runs with 1 MB/s"; else fail "abissd runs with 1 MB/s"; fi
+watch_run denied abiss-run --rate 2MB -- pv -q -L 8M "$file"
 is "$RC" 0 "a refused stream: pv still runs and exits 0"
 is "$(sum_of /tmp/denied.out)" "$want" "and reads the file"
 is "$(cat /tmp/denied.err)" \
 	"abiss-run: cannot start a stream on '$file': the device's capacity is reserved" \
 	"the refusal is printed"
-abiss-run --rate 2M --strict -- pv -q "$file" > /tmp/strict.out 2> /tmp/strict.err
+abiss-run --rate 2MB --strict -- pv -q "$file" > /tmp/strict.out 2> /tmp/strict.err
 rc=$?
 [ "$rc" != 0 ] && pass "--strict: pv fails" || fail "--strict: pv fails"
 grep -q "^abiss-run: cannot start a stream on '$file': the device's capacity is reserved$" \
@@ -96,7 +96,7 @@ is "$(wc -c < /tmp/strict.out)" 0 "--strict: nothing was read"
 abissd_stop
 
 # --- no abissd at all ----------------------------------------------------------
-out=$(abiss-run --rate 2M -- pv -q "$file" 2>&1 > /dev/null)
+out=$(abiss-run --rate 2MB -- pv -q "$file" 2>&1 > /dev/null)
 is "$out" "abiss-run: cannot start a stream on '$file': no admission daemon is running" \
 	"without abissd the program runs and the reason is printed"
 umount "$mnt"

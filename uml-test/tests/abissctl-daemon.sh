@@ -17,7 +17,7 @@ echo "# abissctl test: every device 20 MB/s" > "$conf"
 # Not through check: abissd must stay in this shell.
 if ctl_setup_socket "$conf"; then pass "abissd listens on its control socket"; else
 	fail "abissd listens on its control socket"; diag "$(cat /tmp/abissd.log)"; bail "no socket"; fi
-if ctl_streams 2 200k 1M; then pass "two streams run"; else
+if ctl_streams 2 200kB 1M; then pass "two streams run"; else
 	fail "two streams run"; diag "$(cat "$DEBUGFS/streams" /tmp/ctl*.out)"; fi
 id1=$(ctl_id 1)
 id2=$(ctl_id 2)
@@ -74,7 +74,7 @@ is "$(awk -v i="$id2" '$1 == i { print $13 }' "$DEBUGFS/streams")" active \
 	"the other stream runs on"
 
 # --- reload ---------------------------------------------------------------------------
-echo "capacity $FAT_DEV 10M" >> "$conf"
+echo "capacity $FAT_DEV 10MB" >> "$conf"
 out=$(ctl reload 2>&1)
 is "$?:$out" "0:" "reload of a good config: exit 0"
 is "$(ctl -n -b status | awk '$1 == "98:0" { print $2 }')" 10000000 "the new capacity applies"

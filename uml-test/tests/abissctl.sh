@@ -10,7 +10,7 @@ ctl_help abissctl "abissctl [options] [status]"
 # Not through check: abissd must stay in this shell.
 if ctl_setup; then pass "FAT mounted, abissd runs"; else
 	fail "FAT mounted, abissd runs"; bail "no abissd"; fi
-if ctl_streams 3 200k 1M; then pass "three streams run"; else
+if ctl_streams 3 200kB 1M; then pass "three streams run"; else
 	fail "three streams run"; diag "$(cat "$DEBUGFS/streams" /tmp/ctl*.out)"; fi
 
 out=$(abissctl streams 2>&1)

@@ -16,7 +16,7 @@ rdrt --create 8M --seed 1 "$dir/f1" > /dev/null
 rdrt --create 1M --seed 2 "$dir/f2" > /dev/null
 
 rm -f "$ABISSD_SOCKET"
-printf 'capacity %s 20M\ngarbage here\n' "$FAT_DEV" > /tmp/bad.conf
+printf 'capacity %s 20MB\ngarbage here\n' "$FAT_DEV" > /tmp/bad.conf
 out=$(abissd -F -c /tmp/bad.conf -p /tmp/abissd.pid -S "$ABISSD_SOCKET" 2>&1)
 is "$?" 1 "a garbage line: abissd does not start (exit 1)"
 is "$out" "abissd: /tmp/bad.conf:2: unknown keyword 'garbage'" "the message names file:line"
@@ -24,7 +24,7 @@ is "$out" "abissd: /tmp/bad.conf:2: unknown keyword 'garbage'" "the message name
 
 cat > "$ABISSD_CONF" <<CONF
 # root streams on the FAT disk
-capacity $FAT_DEV 20M
+capacity $FAT_DEV 20MB
 user root
 CONF
 if abissd_run; then pass "abissd runs (user root by name)"; else
@@ -32,7 +32,7 @@ if abissd_run; then pass "abissd runs (user root by name)"; else
 
 # A stream that runs until the test stops it (8 MiB at 200 kB/s: 42 s);
 # reloads while it runs.
-rdrt -a -r 200k -s 64k -b 1M -v -S 1 "$dir/f1" 2> /tmp/c.err &
+rdrt -a -r 200kB -s 64k -b 1M -v -S 1 "$dir/f1" 2> /tmp/c.err &
 p=$!
 await 10 streams_are 1 0
 echo "ceiling 200" >> "$ABISSD_CONF"
@@ -41,24 +41,24 @@ await 10 grep -q "SIGHUP: $ABISSD_CONF:4: ceiling 200 out of range (1-100): keep
 	"$ABISSD_LOG" && pass "SIGHUP with a broken config: logged with file:line" ||
 	{ fail "SIGHUP with a broken config: logged with file:line"; diag "$(tail -n 2 "$ABISSD_LOG")"; }
 kill -0 "$ABISSD_PID" && pass "abissd is alive" || fail "abissd is alive"
-check "the old policy still admits" rdrt -a -r 2M -b 1M -v -S 2 "$dir/f2"
+check "the old policy still admits" rdrt -a -r 2MB -b 1M -v -S 2 "$dir/f2"
 await 10 streams_are 1 0	# abissd hears of that stream's end in its own time
-printf 'capacity %s 1M\n' "$FAT_DEV" > "$ABISSD_CONF"
+printf 'capacity %s 1MB\n' "$FAT_DEV" > "$ABISSD_CONF"
 is "$(ask reload)" ok "a reload that lowers the capacity"
 is "$(ask status | grep '^device 98:0 ' | cut -d' ' -f4,10,12)" "1000000 200000 1" \
 	"the running stream stays accounted"
-check "new streams see the lower capacity: ENOSPC" refused "No space left on device" 0 1M "$dir/f2"
+check "new streams see the lower capacity: ENOSPC" refused "No space left on device" 0 1MB "$dir/f2"
 stream_stop "the stream across the reloads" $p
 
 # Only ext3 streams.
 check "mount $EXT3_DEV as ext3" mount_fs ext3 "$EXT3_DEV" /mnt/ext3
 rdrt --create 1M --seed 3 /mnt/ext3/f3 > /dev/null
-printf 'capacity * 20M\nfilesystems ext3\n' > "$ABISSD_CONF"
+printf 'capacity * 20MB\nfilesystems ext3\n' > "$ABISSD_CONF"
 is "$(ask reload)" ok "a reload that lets only ext3 stream"
-check "a file on vfat: EACCES" refused "Permission denied" 0 1M "$dir/f2"
+check "a file on vfat: EACCES" refused "Permission denied" 0 1MB "$dir/f2"
 grep -q "98:0 is vfat, not in 'filesystems' (line 2)" "$ABISSD_LOG" &&
 	pass "the log says so" || { fail "the log says so"; diag "$(tail -n 2 "$ABISSD_LOG")"; }
-check "a file on ext3 streams" rdrt -a -r 2M -b 1M -v -S 3 /mnt/ext3/f3
+check "a file on ext3 streams" rdrt -a -r 2MB -b 1M -v -S 3 /mnt/ext3/f3
 abissd_stop
 
 out=$(abissd --calibrate "$EXT3_DEV" --calibrate-time 1 -c /tmp/cal.conf)

@@ -15,12 +15,12 @@ mkdir -p "$dir"
 rdrt --create 4M --seed 1 "$dir/f1" > /dev/null
 chmod 644 "$dir/f1"
 # No user or group line: only root may stream.
-echo "capacity $FAT_DEV 10M" > "$ABISSD_CONF"
+echo "capacity $FAT_DEV 10MB" > "$ABISSD_CONF"
 if abissd_run; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
-check "uid 1000 without a line: EACCES" refused "Permission denied" 1000 100k "$dir/f1"
+check "uid 1000 without a line: EACCES" refused "Permission denied" 1000 100kB "$dir/f1"
 # As uid 1000, root of a user namespace of its own.
-out=$(asuser 1000 1000 unshare -r sh -c 'id -u; rdrt -a -r 100k -n 64k "$1"' rdrt "$dir/f1" 2>&1)
+out=$(asuser 1000 1000 unshare -r sh -c 'id -u; rdrt -a -r 100kB -n 64k "$1"' rdrt "$dir/f1" 2>&1)
 rc=$?
 case "$out" in
 0*"rdrt: ABISS refused the stream: Permission denied"*) [ $rc = 1 ] ;;
@@ -34,7 +34,7 @@ grep -q "(pid [0-9]* uid 1000 gid 1000, file 98:0:[0-9]* '$dir/f1', .*denied wit
 	pass "no request came as uid 0" || fail "no request came as uid 0"
 
 # Root in a pid namespace of its own: the stream's reader is pid 1 there.
-unshare -p -f sh -c 'echo "inner pid $$"; exec rdrt -a -r 200k -s 64k -b 256k "$1"' rdrt \
+unshare -p -f sh -c 'echo "inner pid $$"; exec rdrt -a -r 200kB -s 64k -b 256k "$1"' rdrt \
 	"$dir/f1" > /tmp/ns.out 2>&1 &
 p=$!
 await 10 streams_are 1 0

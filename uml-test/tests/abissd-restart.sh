@@ -15,14 +15,14 @@ rdrt --create 16M --seed 5 "$dir/s" > /dev/null
 rdrt --create 1M --seed 6 "$dir/t" > /dev/null
 chmod 644 "$dir/s" "$dir/t"
 cat > "$ABISSD_CONF" <<CONF
-capacity $EXT3_DEV 20M
+capacity $EXT3_DEV 20MB
 user 1000 streams 1
 CONF
 if abissd_run; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
 # A stream that runs until the test stops it (16 MiB at 200 kB/s: 84 s),
 # with 5 s of buffer.
-asuser 1000 1000 rdrt -a -r 200k -s 64k -b 1M -v -S 5 "$dir/s" 2> /tmp/r.err &
+asuser 1000 1000 rdrt -a -r 200kB -s 64k -b 1M -v -S 5 "$dir/s" 2> /tmp/r.err &
 p=$!
 await 10 streams_are 1 1000
 id=$(stream_ids 1000)
@@ -42,7 +42,7 @@ is "$(abissd_reserved 200000)" 200000 "the device's reservation is rebuilt"
 grep -q "stream $id (pid $p uid 1000 gid 1000, file [0-9:]* '$dir/s', rate 200000 B/s, buffer 1048576): admitted before this abissd started: accounted" \
 	"$ABISSD_LOG" && pass "the log says so" || { fail "the log says so"; diag "$(tail -n 3 "$ABISSD_LOG")"; }
 check "the user's accounting is rebuilt: a second stream is over its limit" \
-	refused "Disk quota exceeded" 1000 1M "$dir/t"
+	refused "Disk quota exceeded" 1000 1MB "$dir/t"
 stream_stop "the stream across the restart" $p
 is "$(abissd_reserved 0)" 0 "the new abissd releases it at its end"
 abissd_stop

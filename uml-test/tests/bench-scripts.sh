@@ -28,10 +28,10 @@ jsonl=$dir/bench-streams.jsonl
 rm -rf "$dir"
 
 is "$(bench-reader --help > /dev/null; echo $?)" 0 "bench-reader --help exits 0"
-out=$(bench-reader --mode nonsense --rate 2M /dev/null 2>&1)
+out=$(bench-reader --mode nonsense --rate 2MB /dev/null 2>&1)
 is "$?:$(echo "$out" | head -n 1)" "2:bench-reader: bad mode: 'nonsense' (plain, ring or abiss)" \
 	"bench-reader: a bad mode is a usage error"
-out=$(bench-reader --rate 2M /tmp/no-such-file 2>&1)
+out=$(bench-reader --rate 2MB /tmp/no-such-file 2>&1)
 is "$?:$out" "1:bench-reader: cannot open '/tmp/no-such-file': No such file or directory" \
 	"bench-reader: a missing file fails with the file's name"
 

@@ -25,7 +25,7 @@ check "no streams: empty trees" ptree_empty
 # Not through check: abissd must stay in this shell.
 if ctl_setup; then pass "FAT mounted, abissd runs"; else
 	fail "FAT mounted, abissd runs"; bail "no abissd"; fi
-if ctl_streams 6 200k 1M; then pass "six streams run"; else
+if ctl_streams 6 200kB 1M; then pass "six streams run"; else
 	fail "six streams run"; diag "$(cat "$DEBUGFS/streams" /tmp/ctl*.out)"; fi
 
 # 40 readings over about 4 s, while refills take streams out and put them back.

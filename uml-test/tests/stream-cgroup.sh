@@ -22,7 +22,7 @@ check "memory and io controllers for child cgroups" \
 	sh -c "echo '+memory +io' > $cgroot/cgroup.subtree_control"
 rmdir "$cg" 2> /dev/null
 check "a cgroup of its own" mkdir "$cg"
-if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+if abissd_start 20MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
 # cg_stat FILE KEY: a value of a flat-keyed cgroup file (memory.stat) or
 # of the line of the stream's device in a nested-keyed one (io.stat).
@@ -37,7 +37,7 @@ cg_stat() {
 # whose memory.max of 48 MiB leaves room for the rest.
 check "memory.max of 48 MiB" sh -c "echo $((48 << 20)) > $cg/memory.max"
 echo 3 > /proc/sys/vm/drop_caches
-sh -c "$IN_CGROUP" "$cg" rdrt -a -r 1M -s 64k -b 8M -n 16M -v -S 21 -j "$dir/f1" > /tmp/cg1.json 2> /tmp/cg1.err &
+sh -c "$IN_CGROUP" "$cg" rdrt -a -r 1MB -s 64k -b 8M -n 16M -v -S 21 -j "$dir/f1" > /tmp/cg1.json 2> /tmp/cg1.err &
 p=$!
 await 10 sh -c "[ \"\$(awk -v p=$p '\$2 == p { print \$13 }' /sys/kernel/debug/abiss/streams)\" = active ]"
 file=$(cg_stat memory.stat file)
@@ -59,7 +59,7 @@ rbytes=$(cg_stat io.stat rbytes)
 # eight times over and reads miss it.  Root's refills would not be.
 echo 3 > /proc/sys/vm/drop_caches
 echo "$devno rbps=262144" > "$cg/io.max"
-sh -c "$IN_CGROUP" "$cg" rdrt -a -r 2M -s 64k -b 512k -n 2M -j "$dir/f1" > /tmp/cg2.json 2> /tmp/cg2.err
+sh -c "$IN_CGROUP" "$cg" rdrt -a -r 2MB -s 64k -b 512k -n 2M -j "$dir/f1" > /tmp/cg2.json 2> /tmp/cg2.err
 rc=$?
 misses=$(json_field "$(cat /tmp/cg2.json)" misses)
 [ $rc = 0 ] && [ "${misses:-0}" -gt 0 ] && pass "io.max throttles the refills: reads missed" ||
@@ -82,7 +82,7 @@ echo "$devno rbps=max" > "$cg/io.max"
 # first of them: the reader waits for them, and the refill counts late,
 # by seconds.  The data is still as written.
 echo 3 > /proc/sys/vm/drop_caches
-sh -c "$IN_CGROUP" "$cg" rdrt -a -r 1M -s 64k -b 1M -n 4M -v -S 21 -j "$dir/f1" > /tmp/cg3.json 2> /tmp/cg3.err &
+sh -c "$IN_CGROUP" "$cg" rdrt -a -r 1MB -s 64k -b 1M -n 4M -v -S 21 -j "$dir/f1" > /tmp/cg3.json 2> /tmp/cg3.err &
 p=$!
 await 10 sh -c "[ \"\$(awk -v p=$p '\$2 == p { print \$13 }' /sys/kernel/debug/abiss/streams)\" = active ]"
 echo "$devno rbps=262144" > "$cg/io.max"

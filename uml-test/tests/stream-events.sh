@@ -14,7 +14,7 @@ dir=$mnt/events
 echo clear > /sys/kernel/debug/kmemleak
 check "mount $FAT_DEV as vfat" mount_fs vfat "$FAT_DEV" "$mnt" || bail "cannot mount"
 mkdir -p "$dir"
-if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+if abissd_start 20MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 for i in 1 2 3; do rdrt --create 16M --seed "$i" "$dir/f$i" > /dev/null; done
 
 # streams_listed: how many streams debugfs lists.
@@ -26,7 +26,7 @@ listed() { [ "$(streams_listed)" = "$1" ]; }
 # stream_bg N: a 2 MB/s stream on f$N in the background (8 s), returns once
 # it is active: each event below comes within a second of that.
 stream_bg() {
-	rdrt -a -r 2M -s 64k -b 4M -S "$1" -v -j --status "$dir/f$1" \
+	rdrt -a -r 2MB -s 64k -b 4M -S "$1" -v -j --status "$dir/f$1" \
 		> "/tmp/ev$1.json" 2> "/tmp/ev$1.err" &
 	RDRT_PID=$!
 	await 10 stream_active

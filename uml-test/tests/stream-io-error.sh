@@ -17,7 +17,7 @@ disk=/sys/block/${FAT_DEV#/dev/}
 check "mount $FAT_DEV as vfat" mount_fs vfat "$FAT_DEV" "$mnt" || bail "cannot mount"
 mkdir -p "$dir"
 [ -f "$dir/f1" ] || rdrt --create 16M --seed 61 "$dir/f1" > /dev/null
-if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+if abissd_start 20MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 # Every bio of the disk while make-it-fail is set, up to 'times'; quietly
 # (a verbose report prints a stack, which the harness takes for a splat).
 check "fault injection set up" sh -c "echo 100 > $fail/probability && echo 1 > $fail/interval &&
@@ -33,7 +33,7 @@ tracefs=/sys/kernel/tracing
 : > "$tracefs/trace"
 echo 1 > "$tracefs/events/abiss/abiss_refill_error/enable"
 echo 1 > /proc/sys/vm/drop_caches
-rdrt -a -r 1M -s 64k -b 2M -n 10M -v -S 61 -j --status "$dir/f1" > /tmp/ioerr1.json \
+rdrt -a -r 1MB -s 64k -b 2M -n 10M -v -S 61 -j --status "$dir/f1" > /tmp/ioerr1.json \
 	2> /tmp/ioerr1.err &
 p=$!
 await 10 active "$p"
@@ -56,7 +56,7 @@ check "the failed read was traced (abiss_refill_error, no retry yet)" \
 # and the reader gets EIO from the read that needs a page that could not
 # be read: no hang, and no data it did not ask for.
 echo 1 > /proc/sys/vm/drop_caches
-rdrt -a -r 1M -s 64k -b 2M -n 10M "$dir/f1" > /dev/null 2> /tmp/ioerr2.err &
+rdrt -a -r 1MB -s 64k -b 2M -n 10M "$dir/f1" > /dev/null 2> /tmp/ioerr2.err &
 p=$!
 await 10 active "$p"
 inject -1
@@ -87,7 +87,7 @@ echo 0 > "$fail/times"
 # with GFP_KERNEL and its failure taken for the page's.)
 slab=/sys/kernel/debug/failslab
 echo 1 > /proc/sys/vm/drop_caches
-rdrt -a -r 1M -s 64k -b 2M -n 10M -v -S 61 -j --status "$dir/f1" > /tmp/ioerr3.json \
+rdrt -a -r 1MB -s 64k -b 2M -n 10M -v -S 61 -j --status "$dir/f1" > /tmp/ioerr3.json \
 	2> /tmp/ioerr3.err &
 p=$!
 await 10 active "$p"
@@ -117,7 +117,7 @@ is "$(abissd_reserved 0)" 0 "abissd got the reservation back"
 # the stream): abissd still hears of it (the message was allocated when
 # the stream was admitted) and takes the reservation back.  (It was
 # allocated at the end, and its loss left the reservation taken.)
-rdrt -a -r 2M -s 64k -b 2M -n 4M "$dir/f1" > /dev/null 2>&1 &
+rdrt -a -r 2MB -s 64k -b 2M -n 4M "$dir/f1" > /dev/null 2>&1 &
 p=$!
 await 10 active "$p"
 echo 1 > "/proc/$p/make-it-fail"

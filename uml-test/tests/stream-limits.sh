@@ -14,7 +14,7 @@ sysctl=/proc/sys/fs/abiss/max_buffer_kbytes
 check "mount $FAT_DEV as vfat" mount_fs vfat "$FAT_DEV" "$mnt" || bail "cannot mount"
 mkdir -p "$dir"
 [ -f "$dir/f1" ] || rdrt --create 4M --seed 31 "$dir/f1" > /dev/null
-printf 'capacity %s 20M\nuser 1000 rate 1M\n' "$FAT_DEV" > "$ABISSD_CONF"
+printf 'capacity %s 20MB\nuser 1000 rate 1MB\n' "$FAT_DEV" > "$ABISSD_CONF"
 if abissd_run; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
 ENOMEM="rdrt: ABISS refused the stream: Cannot allocate memory (the buffer is over the locked-memory limit, or out of memory)"
@@ -22,14 +22,14 @@ ENOMEM="rdrt: ABISS refused the stream: Cannot allocate memory (the buffer is ov
 # prints rdrt's exit status and its error, if any.
 start() {
 	_out=$(sh -c 'ulimit -l "$1" && shift && exec asuser "$@"' sh "$2" "$1" "$1" \
-		rdrt -a -r 100k -s 64k -b "$3" -n 64k "$dir/f1" 2>&1 > /dev/null)
+		rdrt -a -r 100kB -s 64k -b "$3" -n 64k "$dir/f1" 2>&1 > /dev/null)
 	echo "$? $_out"
 }
 # hold UID MEMLOCK-KIB BUFFER: a stream as UID that lasts until killed;
 # returns once it is active, its pid in $held.
 hold() {
 	sh -c 'ulimit -l "$1" && shift && exec asuser "$@"' sh "$2" "$1" "$1" \
-		rdrt -a -r 10k -s 4k -b "$3" -n 4M "$dir/f1" > /dev/null 2>&1 &
+		rdrt -a -r 10kB -s 4k -b "$3" -n 4M "$dir/f1" > /dev/null 2>&1 &
 	held=$!
 	await 10 sh -c "[ \"\$(awk -v p=$held '\$2 == p { print \$13 }' $DEBUGFS/streams)\" = active ]"
 }

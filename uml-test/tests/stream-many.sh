@@ -27,7 +27,7 @@ mkfiles() {
 	done
 }
 check "sixteen 4 MiB stream files" mkfiles
-if abissd_start 100M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+if abissd_start 100MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
 # many SCHED: the 16 streams for 6 s beside the greedy readers under SCHED.
 many() {
@@ -37,7 +37,7 @@ many() {
 	sleep 1
 	pids=
 	for i in $(seq 16); do
-		rdrt -a -v -j -S $((100 + i)) -r 625k -s 64k -b 2M -t 6 "$mnt/s$i" \
+		rdrt -a -v -j -S $((100 + i)) -r 625kB -s 64k -b 2M -t 6 "$mnt/s$i" \
 			> "/tmp/many$i.json" 2> "/tmp/many$i.err" &
 		pids="$pids $!"
 	done

@@ -30,7 +30,7 @@ check "the device slowed to 200 ms a request, under abiss, mounted again" sh -c 
 	echo 0 > $nb/power && echo 2 > $nb/irqmode &&
 	echo 200000000 > $nb/completion_nsec && echo 1 > $nb/power &&
 	echo abiss > /sys/block/$dev/queue/scheduler && mount -t vfat /dev/$dev $mnt"
-if abissd_start 100M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+if abissd_start 100MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
 admitting() { [ "$(stream_of "$1" 13)" = admitting ]; }
 # rt_past N: the scheduler has counted more than N real-time requests.
@@ -38,7 +38,7 @@ rt_past() { look inserted; [ "$n1" -gt "$1" ]; }
 
 look inserted
 rt0=$n1
-rdrt -a -r 1M -s 64k -b 1M -t 2 "$mnt/f" > /dev/null 2> /tmp/map.err &
+rdrt -a -r 1MB -s 64k -b 1M -t 2 "$mnt/f" > /dev/null 2> /tmp/map.err &
 p=$!
 await 20 admitting "$p" || diag "stream not admitting: $(cat /tmp/map.err)"
 w=$(kthread_pid abiss-map/)
@@ -52,7 +52,7 @@ await 20 rt_past "$rt0" &&
 	pass "real-time requests while the stream is being admitted: the map's reads" ||
 	fail "real-time requests while the stream is being admitted (inserted: $n1 $n2 $n3)"
 admitting "$p" || diag "the stream is no longer being admitted: $(stream_of "$p" 13)"
-rdrt -a -r 1M -s 64k -b 1M -t 2 "$mnt/g" > /dev/null 2> /tmp/map2.err &
+rdrt -a -r 1MB -s 64k -b 1M -t 2 "$mnt/g" > /dev/null 2> /tmp/map2.err &
 q=$!
 await 20 admitting "$q" || diag "second stream not admitting: $(cat /tmp/map2.err)"
 kill -KILL "$q"

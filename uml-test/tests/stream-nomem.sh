@@ -20,7 +20,7 @@ fail=/sys/kernel/debug/fail_page_alloc
 check "mount $FAT_DEV as vfat" mount_fs vfat "$FAT_DEV" "$mnt" || bail "cannot mount"
 mkdir -p "$dir"
 [ -f "$dir/f1" ] || rdrt --create 16M --seed 71 "$dir/f1" > /dev/null
-if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+if abissd_start 20MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 # Every allocation that may not reclaim, of tasks with make-it-fail, from
 # order 0 on, page-cache pages included (their mask has __GFP_HIGHMEM,
 # which fail_page_alloc leaves alone by default), for as long as 'times'
@@ -38,7 +38,7 @@ past() { [ "$(stream_of "$1" "$2")" -ge "$3" ] 2> /dev/null; }
 
 # 1 MB/s with 1 MiB of buffer (a second of it), 14 MB in all.
 echo 1 > /proc/sys/vm/drop_caches
-rdrt -a -r 1M -s 64k -b 1M -n 14M -v -S 71 -j "$dir/f1" > /tmp/nomem.json \
+rdrt -a -r 1MB -s 64k -b 1M -n 14M -v -S 71 -j "$dir/f1" > /tmp/nomem.json \
 	2> /tmp/nomem.err &
 p=$!
 await 10 active "$p" || diag "stream not active: $(cat /tmp/nomem.err)"

@@ -35,17 +35,17 @@ echo '+io' > "$cgroot/cgroup.subtree_control"
 rmdir "$cg" 2> /dev/null
 check "a cgroup with io.max at 4 KiB/s on the null_blk" \
 	sh -c "mkdir $cg && echo '$devno rbps=4096' > $cg/io.max"
-if abissd_start 100M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+if abissd_start 100MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
 listed() { [ "$(stream_of "$1" 2)" = "$1" ]; }
 
 # 1. Stream A on the ubd disk, full; then stream B on the null_blk, whose
 # first fill the cgroup holds for minutes; A reads on for 8 s, 8 buffers.
-rdrt -a -v -j -S 61 -r 1M -b 1M -t 8 "$dir/a" > /tmp/a.json 2> /tmp/a.err &
+rdrt -a -v -j -S 61 -r 1MB -b 1M -t 8 "$dir/a" > /tmp/a.json 2> /tmp/a.err &
 pa=$!
 await 10 listed "$pa"
 echo 1 > /proc/sys/vm/drop_caches
-sh -c "$IN_CGROUP" "$cg" rdrt -a -r 1M -b 1M -n 1M "$nbmnt/b" \
+sh -c "$IN_CGROUP" "$cg" rdrt -a -r 1MB -b 1M -n 1M "$nbmnt/b" \
 	> /dev/null 2>&1 &
 pb=$!
 check "the stalled stream is there" await 10 listed "$pb"
@@ -62,9 +62,9 @@ check "the stalled stream's reader exits on kill -9" ended "$pb"
 echo "$devno rbps=max" > "$cg/io.max"
 
 # 2. A 4 MiB stream and a 16 KiB one on the same disk, 6 s.
-rdrt -a -j -r 1M -b 4M -t 6 "$dir/a2" > /tmp/a2.json 2> /dev/null &
+rdrt -a -j -r 1MB -b 4M -t 6 "$dir/a2" > /tmp/a2.json 2> /dev/null &
 pa2=$!
-rdrt -a -j -r 1M -b 16k -s 4k -t 6 "$dir/b2" > /tmp/b2.json 2> /dev/null &
+rdrt -a -j -r 1MB -b 16k -s 4k -t 6 "$dir/b2" > /tmp/b2.json 2> /dev/null &
 pb2=$!
 await 30 ended "$pa2"
 await 30 ended "$pb2"

@@ -79,7 +79,7 @@ else
 	bad=
 fi
 rdrt --create 8M --seed 11 "$nbmnt/s1" > /dev/null
-if abissd_start 100M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+if abissd_start 100MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
 # alive PID: PID has not ended; by the shell alone (no fork: the guest is
 # busy).
@@ -114,7 +114,7 @@ one() {
 	sleep 1
 	[ "$sched" = abiss ] && look inserted && rt0=$n1
 	read -r _t0 _ < /proc/uptime
-	rdrt -a -v -j -S 11 -r 1M -s 64k -b 2M -t 4 "$3/s1" > /tmp/ss.json 2> /tmp/ss.err &
+	rdrt -a -v -j -S 11 -r 1MB -s 64k -b 2M -t 4 "$3/s1" > /tmp/ss.json 2> /tmp/ss.err &
 	p=$!
 	watch "$p"
 	wait "$p"
@@ -143,7 +143,7 @@ one() {
 probe() {
 	dmesg -c > /dev/null
 	echo 1 > /proc/sys/vm/drop_caches
-	rdrt -a -r 1M -s 64k -b 512k -n 2M "$nbmnt/bad" > /dev/null 2> /tmp/probe.err &
+	rdrt -a -r 1MB -s 64k -b 512k -n 2M "$nbmnt/bad" > /dev/null 2> /tmp/probe.err &
 	p=$!
 	watch "$p"
 	wait "$p"

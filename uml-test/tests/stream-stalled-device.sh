@@ -23,7 +23,7 @@ grep -q " $cgroot cgroup2 " /proc/mounts || mount -t cgroup2 none "$cgroot"
 echo '+io' > "$cgroot/cgroup.subtree_control"
 rmdir "$cg" 2> /dev/null
 check "a cgroup with io.max at 4 KiB/s" sh -c "mkdir $cg && echo '$devno rbps=4096' > $cg/io.max"
-if abissd_start 20M; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+if abissd_start 20MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
 # ends_within SECS DESC PID: PID exits within SECS seconds.
 ends_within() {
@@ -39,11 +39,11 @@ within() {
 }
 active() { [ "$(stream_of "$1" 13)" = active ]; }
 
-rdrt -a -r 1M -s 64k -b 1M -n 16M "$dir/f2" > /dev/null 2>&1 &
+rdrt -a -r 1MB -s 64k -b 1M -n 16M "$dir/f2" > /dev/null 2>&1 &
 p2=$!
 await 10 active "$p2"
 echo 1 > /proc/sys/vm/drop_caches
-sh -c "$IN_CGROUP" "$cg" rdrt -a -r 1M -b 1M -n 1M "$dir/f1" \
+sh -c "$IN_CGROUP" "$cg" rdrt -a -r 1MB -b 1M -n 1M "$dir/f1" \
 	> /dev/null 2>&1 &
 p1=$!
 # Its START waits for the first fill, whose reads the cgroup throttles.
