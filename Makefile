@@ -375,3 +375,14 @@ clean:
 
 distclean:
 	rm -rf $(BUILD)
+
+# The Debian packages (debian/) in $(BUILD)/deb, from a copy of the tracked
+# files as they are now (git stash create: uncommitted changes too), since
+# dpkg-buildpackage writes into the source's parent.  Nothing of this make
+# (MAKEFLAGS, BUILD, KSRC) reaches the build: it is debian/rules' own.
+.PHONY: deb
+deb:
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
+	c=$$(git stash create) && git archive $${c:-HEAD} | tar -x -C $(BUILD)/deb/src
+	cd $(BUILD)/deb/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u KSRC \
+		dpkg-buildpackage -us -uc -b
