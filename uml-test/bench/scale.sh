@@ -456,7 +456,14 @@ bandwidth() {
 		--ioengine=libaio --iodepth=8 --time_based --runtime=$((bw_secs + 3)) \
 		--output-format=terse --output=/tmp/bw.out > /dev/null 2> /tmp/bw.err &
 	_p=$!
-	sleep 1
+	# The window opens once fio reads (a slow guest may take seconds to
+	# start it), at most 10 s after it was started.
+	_b0=$(dev_read $cdev)
+	_w=0
+	while [ $_w -lt 10 ] && [ "$(dev_read $cdev)" = "$_b0" ]; do
+		sleep 1
+		_w=$((_w + 1))
+	done
 	_b0=$(dev_read $cdev)
 	_t0=$(uptime_cs)
 	sleep "$bw_secs"
@@ -464,7 +471,10 @@ bandwidth() {
 	_t1=$(uptime_cs)
 	kill -TERM $_p 2> /dev/null
 	wait $_p
-	[ $((_t1 - _t0)) -gt 0 ] && [ $((_b1 - _b0)) -gt 0 ] || return 1
+	if [ $((_t1 - _t0)) -le 0 ] || [ $((_b1 - _b0)) -le 0 ]; then
+		diag "bandwidth: $((_b1 - _b0)) bytes in $((_t1 - _t0)) cs; fio: $(cat /tmp/bw.err)"
+		return 1
+	fi
 	bw=$(((_b1 - _b0) * 100 / (_t1 - _t0)))
 	echo "{\"scenario\":\"bandwidth\",\"device\":\"$device\",\"fs\":\"$fs\",\"sched\":\"$sched\",\"secs\":$bw_secs,\"bw_Bps\":$bw}" >> "$jsonl"
 	diag "bandwidth of the capped device alone: $bw B/s"
