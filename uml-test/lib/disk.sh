@@ -1,10 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # The disks the host (uml-test/run) attaches to every guest, made fresh for
 # each run with the host's mkfs tools:
-#   /dev/ubda  FAT (mkfs.vfat), mounted as msdos (8.3 names) or vfat
-#   /dev/ubdb  ext3 (mkfs.ext3), mounted by the ext4 driver
-FAT_DEV=/dev/ubda
-EXT3_DEV=/dev/ubdb
+#   FAT_DEV   FAT (mkfs.vfat), mounted as msdos (8.3 names) or vfat
+#   EXT3_DEV  ext3 (mkfs.ext3), mounted by the ext4 driver
+# In UML they are /dev/ubda and /dev/ubdb; in qemu (uml-test/run --platform
+# qemu) virtio disks whose names the host passes in the environment.  A
+# test names a disk, and its sysfs folder (/sys/block/$FAT_NAME), only by
+# these variables, so that it runs on both platforms.
+FAT_DEV=${FAT_DEV:-/dev/ubda}
+EXT3_DEV=${EXT3_DEV:-/dev/ubdb}
+FAT_NAME=${FAT_DEV#/dev/}
+EXT3_NAME=${EXT3_DEV#/dev/}
+# Their numbers, MAJOR:MINOR, as abissd and abissctl print them.
+FAT_DEVNO=$(cat "/sys/block/$FAT_NAME/dev" 2> /dev/null)
+EXT3_DEVNO=$(cat "/sys/block/$EXT3_NAME/dev" 2> /dev/null)
 
 # mount_fs TYPE DEV DIR
 mount_fs() {

@@ -26,7 +26,7 @@ id2=$(ctl_id 2)
 out=$(ctl status 2>&1)
 is "$?" 0 "abissctl status exits 0"
 echo "$out" | sed 's/^/#   /'
-re='^98:0 \(ubda\) +20\.0 MB/s +[0-9]+% .* 400\.0 kB/s +[0-9.]+ [kMG]?B/s +2$'
+re="^$FAT_DEVNO \\($FAT_NAME\\)"' +20\.0 MB/s +[0-9]+% .* 400\.0 kB/s +[0-9.]+ [kMG]?B/s +2$'
 if echo "$out" | grep -qE "$re"; then
 	pass "the FAT disk: 20 MB/s, 400 kB/s reserved, 2 streams"
 else
@@ -39,7 +39,7 @@ for i in 1 2; do
 	else fail "s$i: listed with its fill level and file"; fi
 done
 # -n -b: DEVICE CAPACITY CEILING LIMIT RESERVED FREE STREAMS, free = limit - reserved.
-dev=$(ctl -n -b status | awk '$1 == "98:0" { print $2, $5, $7, ($4 - $5 == $6) }')
+dev=$(ctl -n -b status | awk -v d="$FAT_DEVNO" '$1 == d { print $2, $5, $7, ($4 - $5 == $6) }')
 is "$dev" "20000000 400000 2 1" \
 	"-n -b: capacity, reserved, streams in numbers; free = limit - reserved"
 msg="cannot connect to '/run/abiss/abissd.sock': No such file or directory"
@@ -64,9 +64,9 @@ is "$?:$(echo "$out" | grep -c '^abissctl: stop 999999: .*(ENOENT)$')" "1:1" \
 is "$(awk '$13 == "active"' "$DEBUGFS/streams" | wc -l)" 2 "both streams still run"
 out=$(ctl stop "$id1" 2>&1)
 is "$?:$out" "0:" "stop by root: exit 0, nothing printed"
-reserved_is() { [ "$(ctl -n -b status | awk '$1 == "98:0" { print $5 }')" = "$1" ]; }
+reserved_is() { [ "$(ctl -n -b status | awk -v d="$FAT_DEVNO" '$1 == d { print $5 }')" = "$1" ]; }
 await 10 reserved_is 200000
-is "$(ctl -n -b status | awk '$1 == "98:0" { print $5, $7 }')" "200000 1" \
+is "$(ctl -n -b status | awk -v d="$FAT_DEVNO" '$1 == d { print $5, $7 }')" "200000 1" \
 	"its reservation is released"
 is "$(awk -v i="$id1" '$1 == i { print $14 }' "$DEBUGFS/streams")" 6 \
 	"the kernel ended it as stopped by abissd (ABISS_END_ADMIN)"
@@ -77,12 +77,12 @@ is "$(awk -v i="$id2" '$1 == i { print $13 }' "$DEBUGFS/streams")" active \
 echo "capacity $FAT_DEV 10M" >> "$conf"
 out=$(ctl reload 2>&1)
 is "$?:$out" "0:" "reload of a good config: exit 0"
-is "$(ctl -n -b status | awk '$1 == "98:0" { print $2 }')" 10000000 "the new capacity applies"
+is "$(ctl -n -b status | awk -v d="$FAT_DEVNO" '$1 == d { print $2 }')" 10000000 "the new capacity applies"
 echo "frob" >> "$conf"
 out=$(ctl reload 2>&1)
 is "$?:$(echo "$out" | grep -c "^abissctl: reload: $conf:3: .*(EINVAL)$")" "1:1" \
 	"reload of a bad config: exit 1, EINVAL naming the line"
-is "$(ctl -n -b status | awk '$1 == "98:0" { print $2 }')" 10000000 "the old policy stays"
+is "$(ctl -n -b status | awk -v d="$FAT_DEVNO" '$1 == d { print $2 }')" 10000000 "the old policy stays"
 
 # --- no abissd ------------------------------------------------------------------------
 ctl_stop_streams

@@ -22,12 +22,12 @@ for i in 1 2 3; do
 	else fail "s$i: id, pid, command, rate, buffer, state, file"; diag "$out"; fi
 done
 
-# -n -b: the numbers, the file as MAJ:MIN:INO (the FAT disk is 98:0).
+# -n -b: the numbers, the file as MAJ:MIN:INO (the FAT disk is $FAT_DEVNO: 98:0 in UML).
 out=$(abissctl -n -b list 2>&1)
 is "$?" 0 "abissctl -n -b list exits 0"
 for i in 1 2 3; do
 	ino=$(stat -c %i "$CTL_DIR/s$i")
-	re="^ *$(ctl_id $i) +$(ctl_pid $i) +200000 +1048576 .* active +98:0:$ino\$"
+	re="^ *$(ctl_id $i) +$(ctl_pid $i) +200000 +1048576 .* active +$FAT_DEVNO:$ino\$"
 	if echo "$out" | grep -qE "$re"; then pass "s$i with -n -b: numbers, file as dev:ino"
 	else fail "s$i with -n -b: numbers, file as dev:ino"; diag "$out"; fi
 done

@@ -45,7 +45,7 @@ check "the old policy still admits" rdrt -a -r 2M -b 1M -v -S 2 "$dir/f2"
 await 10 streams_are 1 0	# abissd hears of that stream's end in its own time
 printf 'capacity %s 1M\n' "$FAT_DEV" > "$ABISSD_CONF"
 is "$(ask reload)" ok "a reload that lowers the capacity"
-is "$(ask status | grep '^device 98:0 ' | cut -d' ' -f4,10,12)" "1000000 200000 1" \
+is "$(ask status | grep "^device $FAT_DEVNO " | cut -d' ' -f4,10,12)" "1000000 200000 1" \
 	"the running stream stays accounted"
 check "new streams see the lower capacity: ENOSPC" refused "No space left on device" 0 1M "$dir/f2"
 stream_stop "the stream across the reloads" $p
@@ -56,7 +56,7 @@ rdrt --create 1M --seed 3 /mnt/ext3/f3 > /dev/null
 printf 'capacity * 20M\nfilesystems ext3\n' > "$ABISSD_CONF"
 is "$(ask reload)" ok "a reload that lets only ext3 stream"
 check "a file on vfat: EACCES" refused "Permission denied" 0 1M "$dir/f2"
-grep -q "98:0 is vfat, not in 'filesystems' (line 2)" "$ABISSD_LOG" &&
+grep -q "$FAT_DEVNO is vfat, not in 'filesystems' (line 2)" "$ABISSD_LOG" &&
 	pass "the log says so" || { fail "the log says so"; diag "$(tail -n 2 "$ABISSD_LOG")"; }
 check "a file on ext3 streams" rdrt -a -r 2M -b 1M -v -S 3 /mnt/ext3/f3
 abissd_stop
@@ -64,7 +64,7 @@ abissd_stop
 out=$(abissd --calibrate "$EXT3_DEV" --calibrate-time 1 -c /tmp/cal.conf)
 is "$?" 0 "--calibrate $EXT3_DEV"
 diag "$out"
-grep -q "^capacity 98:16 [1-9][0-9]*	# abissd --calibrate $EXT3_DEV$" /tmp/cal.conf &&
+grep -q "^capacity $EXT3_DEVNO [1-9][0-9]*	# abissd --calibrate $EXT3_DEV$" /tmp/cal.conf &&
 	pass "--calibrate wrote the device's capacity" ||
 	{ fail "--calibrate wrote the device's capacity"; diag "$(cat /tmp/cal.conf)"; }
 done_testing

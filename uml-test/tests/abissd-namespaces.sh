@@ -27,10 +27,10 @@ case "$out" in
 *) false ;;
 esac && pass "uid 1000 as root of its own user namespace: still EACCES" ||
 	{ fail "uid 1000 as root of its own user namespace: still EACCES"; diag "exit $rc: $out"; }
-grep -q "(pid [0-9]* uid 1000 gid 1000, file 98:0:[0-9]* '$dir/f1', .*denied with EACCES" \
+grep -q "(pid [0-9]* uid 1000 gid 1000, file $FAT_DEVNO:[0-9]* '$dir/f1', .*denied with EACCES" \
 	"$ABISSD_LOG" && pass "abissd saw uid 1000 gid 1000, not 0" ||
 	{ fail "abissd saw uid 1000 gid 1000, not 0"; diag "$(tail -n 3 "$ABISSD_LOG")"; }
-! grep -q "uid 0 gid 0, file 98:0:[0-9]* '$dir/f1'" "$ABISSD_LOG" &&
+! grep -q "uid 0 gid 0, file $FAT_DEVNO:[0-9]* '$dir/f1'" "$ABISSD_LOG" &&
 	pass "no request came as uid 0" || fail "no request came as uid 0"
 
 # Root in a pid namespace of its own: the stream's reader is pid 1 there.
@@ -42,7 +42,7 @@ inner=$(children_of "$p")
 is "$(sed -n 's/^inner pid //p' /tmp/ns.out)" 1 "the reader is pid 1 in its own pid namespace"
 is "$(awk 'NR > 1 { print $2 }' /sys/kernel/debug/abiss/streams)" "$inner" \
 	"debugfs names the reader by its pid here ($inner)"
-grep -q "stream [0-9]* (pid $inner uid 0 gid 0, file 98:0:[0-9]* '$dir/f1', .*accepted" \
+grep -q "stream [0-9]* (pid $inner uid 0 gid 0, file $FAT_DEVNO:[0-9]* '$dir/f1', .*accepted" \
 	"$ABISSD_LOG" && pass "abissd saw its pid here, and named its file from /proc" ||
 	{ fail "abissd saw its pid here, and named its file from /proc"; diag "$(tail -n 3 "$ABISSD_LOG")"; }
 kill "$inner" 2> /dev/null

@@ -36,7 +36,7 @@ check "uid 2000 within its limits, over the device's: ENOSPC" \
 	refused "No space left on device" 2000 100k "$dir/f3"
 check "root over the device's capacity: ENOSPC" refused "No space left on device" 0 100k "$dir/f3"
 check "uid 3000, no line for it: EACCES" refused "Permission denied" 3000 100k "$dir/f3"
-grep -q "uid 1000 gid 1000, file 98:0:[0-9]* '$dir/f3', rate 100000 B/s, buffer [0-9]*): denied with EDQUOT: over the total of uid 1000 ('user 1000' on line 3): 200000 reserved + 100000 > 200000 B/s" \
+grep -q "uid 1000 gid 1000, file $FAT_DEVNO:[0-9]* '$dir/f3', rate 100000 B/s, buffer [0-9]*): denied with EDQUOT: over the total of uid 1000 ('user 1000' on line 3): 200000 reserved + 100000 > 200000 B/s" \
 	"$ABISSD_LOG" && pass "the log says who, which file, and why" ||
 	{ fail "the log says who, which file, and why"; diag "$(tail -n 5 "$ABISSD_LOG")"; }
 stream_stop "uid 1000's stream" $p1

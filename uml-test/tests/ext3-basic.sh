@@ -10,7 +10,7 @@ dmesg -c > /dev/null
 check "mount -t ext3 $EXT3_DEV" mount_fs ext3 "$EXT3_DEV" "$mnt" || bail "no ext3"
 is "$(fs_type $mnt)" ext3 "/proc/mounts says ext3"
 check "the ext4 driver mounted it" \
-	sh -c 'dmesg | grep -q "EXT4-fs (ubdb): mounting ext3 file system using the ext4 subsystem"'
+	sh -c "dmesg | grep -q 'EXT4-fs ($EXT3_NAME): mounting ext3 file system using the ext4 subsystem'"
 make_file /tmp/data 4096
 want=$(sum_of /tmp/data)
 check "a 4 MiB file written" cp /tmp/data "$mnt/ext3-basic.data"

@@ -48,15 +48,15 @@ set -- $after
 check "null_blk device removed" sh -c "echo 0 > $nb/power && rmdir $nb"
 
 check "ext3 disk mounted" mount_fs ext3 "$EXT3_DEV" /mnt/ext3
-check "abiss chosen for ubdb" sh -c "echo abiss > /sys/block/ubdb/queue/scheduler"
-before=$(sum $(dispatched ubdb))
-check "fio verify=crc32c, mixed classes, on a file of ubdb" \
+check "abiss chosen for $EXT3_NAME" sh -c "echo abiss > /sys/block/$EXT3_NAME/queue/scheduler"
+before=$(sum $(dispatched "$EXT3_NAME"))
+check "fio verify=crc32c, mixed classes, on a file of $EXT3_NAME" \
 	fio_verify /mnt/ext3/fio.data 8m
-after=$(sum $(dispatched ubdb))
-[ "$after" -gt "$before" ] && pass "ubdb: the requests went through abiss" ||
-	fail "ubdb: the requests went through abiss ($before -> $after)"
+after=$(sum $(dispatched "$EXT3_NAME"))
+[ "$after" -gt "$before" ] && pass "$EXT3_NAME: the requests went through abiss" ||
+	fail "$EXT3_NAME: the requests went through abiss ($before -> $after)"
 rm -f /mnt/ext3/fio.data
 umount /mnt/ext3
-check "mq-deadline chosen again for ubdb" \
-	sh -c "echo mq-deadline > /sys/block/ubdb/queue/scheduler"
+check "mq-deadline chosen again for $EXT3_NAME" \
+	sh -c "echo mq-deadline > /sys/block/$EXT3_NAME/queue/scheduler"
 done_testing

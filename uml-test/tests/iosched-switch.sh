@@ -34,14 +34,14 @@ check "null_blk device removed" sh -c "echo 0 > $nb/power && rmdir $nb"
 
 check "ext3 disk mounted" mount_fs ext3 "$EXT3_DEV" /mnt/ext3
 start=$(date +%s)
-switches ubdb 40 /mnt/ext3/switch.data 2m
-is "$switch_bad" "" "40 switches on ubdb under fio load"
+switches "$EXT3_NAME" 40 /mnt/ext3/switch.data 2m
+is "$switch_bad" "" "40 switches on $EXT3_NAME under fio load"
 diag "40 switches took $(($(date +%s) - start)) s, $rounds fio rounds of 2 x 2 MiB, $blocks blocks verified"
-check "fio verified every block on ubdb" fio_ok
+check "fio verified every block on $EXT3_NAME" fio_ok
 rm -f /mnt/ext3/switch.data
 umount /mnt/ext3
-check "mq-deadline chosen again for ubdb" \
-	sh -c "echo mq-deadline > /sys/block/ubdb/queue/scheduler"
+check "mq-deadline chosen again for $EXT3_NAME" \
+	sh -c "echo mq-deadline > /sys/block/$EXT3_NAME/queue/scheduler"
 
 # kmemleak reports objects unreferenced for a while: scan twice.
 kml=/sys/kernel/debug/kmemleak

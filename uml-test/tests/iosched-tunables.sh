@@ -4,8 +4,9 @@
 # (non-numbers, negatives, out of range, overflow) with an error, keeping
 # its old value.
 . /abiss/uml-test/lib/tap.sh
+. /abiss/uml-test/lib/disk.sh
 
-dev=ubda
+dev=$FAT_NAME
 q=/sys/block/$dev/queue
 ios=$q/iosched
 nr=$(cat $q/nr_requests)

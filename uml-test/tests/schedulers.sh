@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-# The I/O schedulers a ubd and a null_blk device offer, and each of them can
-# be selected.
+# The I/O schedulers the FAT disk (ubd, virtio-blk) and a null_blk device
+# offer, and each of them can be selected.
 . /abiss/uml-test/lib/tap.sh
+. /abiss/uml-test/lib/disk.sh
 
 want="none mq-deadline kyber bfq"
 plan 4
@@ -17,8 +18,8 @@ has_all() {
 	done
 }
 
-diag "ubda offers: $(cat /sys/block/ubda/queue/scheduler)"
-check "ubda offers and takes $want" has_all ubda
+diag "$FAT_NAME offers: $(cat "/sys/block/$FAT_NAME/queue/scheduler")"
+check "$FAT_NAME offers and takes $want" has_all "$FAT_NAME"
 
 # null_blk names a configfs-made disk after its configfs folder.
 nb=/sys/kernel/config/nullb/nullb-sched
