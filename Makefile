@@ -118,8 +118,8 @@ SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter \
 	-Wno-sign-compare
 GUEST_TESTS := $(patsubst uml-test/prog/%.c,%,$(wildcard uml-test/prog/*.c))
 
-.PHONY: all demo check check-long check-fresh deps tree headers kernel bench-kernel bench guest tools tools-test \
-	install uninstall uml-test selftest clean distclean help FORCE
+.PHONY: all demo check check-long check-fresh deps tree headers kernel bench-kernel smp-kernel bench guest \
+	tools tools-test install uninstall uml-test qemu-test selftest clean distclean help FORCE
 
 all: demo
 
@@ -130,6 +130,8 @@ help:
 	@echo 'make check-long the long guards, not in make check: fuzzer and race loops'
 	@echo 'make kernel     prepare the tree and build the test kernel'
 	@echo 'make uml-test   boot the built kernel and run the uml-tests (T= too)'
+	@echo 'make smp-kernel the SMP x86_64 test kernel (bzImage) for qemu'
+	@echo 'make qemu-test  boot it in qemu (TCG, 2 vCPUs) and run the uml-tests (T= too)'
 	@echo 'make selftest   the harness tests'
 	@echo 'make tools      abissd, the tools and libabiss for the host ($(HOST_BIN));'
 	@echo '                CC, CFLAGS, CPPFLAGS, LDFLAGS are honoured, no kernel tree needed'
@@ -155,6 +157,10 @@ kernel: tree
 
 bench-kernel: tree
 	@scripts/build-kernel bench
+
+# The SMP x86_64 test kernel, booted in qemu (uml-test/run --platform qemu).
+smp-kernel: tree
+	@scripts/build-kernel smp-test
 
 # The uapi headers (linux/abiss.h among them) of the patched tree, to check
 # the copy in tools/include/uapi against.
@@ -366,12 +372,15 @@ check-fresh:
 uml-test: guest
 	@uml-test/run --kunit $(T)
 
+qemu-test: guest
+	@uml-test/run --platform qemu --kunit $(T)
+
 selftest:
 	@uml-test/selftest/run
 
 clean:
 	rm -rf $(BUILD)/obj-* $(BUILD)/cfg-* $(BUILD)/guest $(BUILD)/host $(BUILD)/rootfs \
-		$(BUILD)/uml-test $(BUILD)/selftest
+		$(BUILD)/uml-test $(BUILD)/qemu-test $(BUILD)/selftest
 
 distclean:
 	rm -rf $(BUILD)
