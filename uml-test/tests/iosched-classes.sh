@@ -187,6 +187,11 @@ rt_reader
 started 1
 started 2
 sleep 1
+# As above, fio reaches its depth late in a loaded guest (in a make check
+# beside builds none was queued yet after 1 s): the looks start once best-
+# effort requests wait (a scheduler that never holds them fails after 30 s).
+be_queued() { look queued; [ "$n2" -gt 2 ]; }
+await 30 be_queued
 sample 16
 diag "real-time reader running: non-RT KiB in flight at most $maxkb, BE queued at most $maxq, throttled $thr/$i, bounded $bnd/$i, be_bound_kb $(cat $dbg/be_bound_kb)"
 [ $i -gt 0 ] && [ $maxkb -ge 4 ] && [ -z "$over" ] && [ $bnd = $i ] &&
