@@ -8,7 +8,23 @@ ifneq ($(KSRC),)
 export KSRC
 endif
 
-KSRC_DIR := $(if $(KSRC),$(KSRC),$(BUILD)/linux)
+# The kernel trees (the file 'trees', primary first): KVER=VERSION picks
+# one, every target of a kernel works on it, with its series (series-KVER)
+# and its build folder (build/KVER).  The scripts read the same file
+# (scripts/lib/trees.sh).
+KVERS := $(shell sed -e 's/\#.*//' $(CURDIR)/trees | awk 'NF { print $$1 }')
+PRIMARY_KVER := $(firstword $(KVERS))
+SECONDARY_KVERS := $(wordlist 2,$(words $(KVERS)),$(KVERS))
+KVER ?= $(PRIMARY_KVER)
+ifeq ($(filter $(KVER),$(KVERS)),)
+$(error cannot use KVER=$(KVER): the trees are $(KVERS) (file trees))
+endif
+export KVER
+TREE_BUILD := $(BUILD)/$(KVER)
+# What tells a tree's own outputs (uml-test-long) from the primary tree's.
+TREE_SUFFIX := $(if $(filter $(PRIMARY_KVER),$(KVER)),,-$(KVER))
+
+KSRC_DIR := $(if $(KSRC),$(KSRC),$(TREE_BUILD)/linux)
 GUEST_BIN := $(BUILD)/guest/bin
 # The ABI header (linux/abiss.h) as the series installs it: a copy in the
 # tree, as the kernel's tools/include/uapi keeps one, so that the user space
@@ -127,8 +143,9 @@ help:
 	@echo 'make            build everything and run the demo in UML (= make demo)'
 	@echo 'make check      every test; T="name ..." runs only those uml-tests'
 	@echo 'make check-fresh  make check in a fresh Debian 12 root, as CI does (root)'
-	@echo 'make check-long the long guards, not in make check: fuzzer and race loops'
-	@echo 'make kernel     prepare the tree and build the test kernel'
+	@echo 'make check-long the long guards, not in make check: fuzzer and race loops,'
+	@echo '                and check-series of the trees other than the primary one'
+	@echo 'make kernel     prepare the tree and build the test kernel ($(TREE_BUILD:$(CURDIR)/%=%)/obj-test)'
 	@echo 'make uml-test   boot the built kernel and run the uml-tests (T= too)'
 	@echo 'make smp-kernel the SMP x86_64 test kernel (bzImage) for qemu'
 	@echo 'make check-smp  it, in qemu: KUnit and the uml-tests chosen for SMP (T= too)'
@@ -145,7 +162,9 @@ help:
 	@echo 'make deps       install the Debian packages needed (as root)'
 	@echo 'make clean      remove build products but keep the unpacked tree'
 	@echo 'make distclean  remove $(BUILD) entirely'
-	@echo 'KSRC=/path      use your own Linux 6.1.y tree instead of linux-source-6.1'
+	@echo 'KVER=VERSION    the kernel tree: $(KVERS) (file trees; default $(PRIMARY_KVER)),'
+	@echo '                for every target that prepares, builds or boots a kernel'
+	@echo 'KSRC=/path      use your own Linux $(KVER).y tree instead of linux-source-$(KVER)'
 
 deps:
 	@scripts/install-deps
@@ -166,8 +185,8 @@ smp-kernel: tree
 # The uapi headers (linux/abiss.h among them) of the patched tree, to check
 # the copy in tools/include/uapi against.
 headers: tree
-	@$(MAKE) -s -C $(KSRC_DIR) ARCH=x86 O=$(BUILD)/obj-headers \
-		INSTALL_HDR_PATH=$(BUILD)/headers headers_install
+	@$(MAKE) -s -C $(KSRC_DIR) ARCH=x86 O=$(TREE_BUILD)/obj-headers \
+		INSTALL_HDR_PATH=$(TREE_BUILD)/headers headers_install
 
 # Static programs for the guest (uml-test/make-rootfs copies them in):
 # abissd, the tools, and the test programs of uml-test/prog.
@@ -363,13 +382,19 @@ check-smp: deps
 
 # The long guards (Documentation/development.rst): the fuzzer and the race
 # loops run short in make check; here 10^6 calls and 1000 rounds per race,
-# in two guests (about 20 minutes on 2 cores).
+# in two guests (about 20 minutes on 2 cores).  Then the trees other than
+# the primary one: every prefix of their series builds, CONFIG_ABISS=n
+# changes nothing (scripts/check-series; make check does it for the
+# primary tree only).
 LONG_CALLS := 1000000
 LONG_ROUNDS := 1000
 check-long: kernel guest
-	@uml-test/run -j 2 -e ABISS_FUZZ_CALLS=$(LONG_CALLS) -e ABISS_RACE_ROUNDS=$(LONG_ROUNDS) \
+	@st=0; uml-test/run -j 2 -e ABISS_FUZZ_CALLS=$(LONG_CALLS) -e ABISS_RACE_ROUNDS=$(LONG_ROUNDS) \
 		$(if $(SEED),-e ABISS_FUZZ_SEED=$(SEED) -e ABISS_RACE_SEED=$(SEED)) \
-		--test-timeout 5400 -t 6000 -o $(BUILD)/uml-test-long abiss-fuzz abiss-races
+		--test-timeout 5400 -t 6000 -o $(BUILD)/uml-test-long$(TREE_SUFFIX) \
+		abiss-fuzz abiss-races || st=1; \
+	for k in $(SECONDARY_KVERS); do KVER=$$k scripts/check-series || st=1; done; \
+	exit $$st
 
 # make check in a fresh debootstrap root (scripts/check-fresh): what .ci/run
 # does, so that nothing installed here by hand can hide a missing package.
@@ -386,7 +411,8 @@ selftest:
 	@uml-test/selftest/run
 
 clean:
-	rm -rf $(BUILD)/obj-* $(BUILD)/cfg-* $(BUILD)/guest $(BUILD)/host $(BUILD)/rootfs \
+	rm -rf $(foreach k,$(KVERS),$(BUILD)/$(k)/obj-* $(BUILD)/$(k)/cfg-* $(BUILD)/uml-test-$(k) \
+		$(BUILD)/qemu-test-$(k)) $(BUILD)/guest $(BUILD)/host $(BUILD)/rootfs \
 		$(BUILD)/uml-test $(BUILD)/qemu-test $(BUILD)/selftest
 
 distclean:
@@ -395,10 +421,10 @@ distclean:
 # The Debian packages (debian/) in $(BUILD)/deb, from a copy of the tracked
 # files as they are now (git stash create: uncommitted changes too), since
 # dpkg-buildpackage writes into the source's parent.  Nothing of this make
-# (MAKEFLAGS, BUILD, KSRC) reaches the build: it is debian/rules' own.
+# (MAKEFLAGS, BUILD, KSRC, KVER) reaches the build: it is debian/rules' own.
 .PHONY: deb
 deb:
 	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
 	c=$$(git stash create) && git archive $${c:-HEAD} | tar -x -C $(BUILD)/deb/src
-	cd $(BUILD)/deb/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u KSRC \
+	cd $(BUILD)/deb/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u KSRC -u KVER \
 		dpkg-buildpackage -us -uc -b
