@@ -20,6 +20,12 @@ inputs() {
 # its exit status (fg).
 declare -A stage_how stage_key stage_pid stage_rc
 
+# stage_file NAME: where a stage's verdicts are kept, without their
+# suffix: a NAME may have blanks, colons and slashes ('6.1: checkpatch-6.1/X').
+stage_file() {
+	echo "$verdict_dir/${1//[\/: ]/_}"
+}
+
 # What judged the verdicts kept: part of every key, so that verdicts kept
 # under other rules are not repeated.
 verdict_rules=$(inputs "${BASH_SOURCE[0]}" "$(dirname "${BASH_SOURCE[0]}")/tally.sh")
@@ -31,7 +37,8 @@ verdict_rules=$(inputs "${BASH_SOURCE[0]}" "$(dirname "${BASH_SOURCE[0]}")/tally
 # waits), unless it passed with inputs KEY before.  An empty KEY: a stage
 # that keeps verdicts of its own, run every time.
 stage_start() {
-	local how=$1 name=$2 key=$3 f=$verdict_dir/$2
+	local how=$1 name=$2 key=$3 f
+	f=$(stage_file "$2")
 	shift 3
 	mkdir -p "$verdict_dir"
 	[ -n "$key" ] && key="$key $verdict_rules"
@@ -56,7 +63,8 @@ stage_start() {
 # stage_finish NAME: wait for the stage if it runs in the background, fold
 # in its verdicts, and keep its inputs if it passed.
 stage_finish() {
-	local name=$1 f=$verdict_dir/$1 rc
+	local name=$1 f rc
+	f=$(stage_file "$1")
 	case "${stage_how[$name]}" in
 	repeat)
 		echo "# $name: inputs unchanged since it passed on $(date -r "$f.key" '+%F %T');" \
