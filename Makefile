@@ -135,7 +135,7 @@ SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter \
 GUEST_TESTS := $(patsubst uml-test/prog/%.c,%,$(wildcard uml-test/prog/*.c))
 
 .PHONY: all demo check check-smp check-long check-fresh deps tree headers kernel bench-kernel smp-kernel bench guest \
-	tools tools-test install uninstall uml-test qemu-test selftest clean distclean help FORCE
+	tools tools-test install uninstall uml-test qemu-test selftest share-patches clean distclean help FORCE
 
 all: demo
 
@@ -151,6 +151,8 @@ help:
 	@echo 'make check-smp  it, in qemu: KUnit and the uml-tests chosen for SMP (T= too)'
 	@echo 'make qemu-test  boot it in qemu (TCG, 2 vCPUs) and run the uml-tests (T= too)'
 	@echo 'make selftest   the harness tests'
+	@echo 'make share-patches  a patch the same in every tree once in patches/, the others'
+	@echo '                in patches/KVER/ (scripts/share-patches; safe to rerun)'
 	@echo 'make tools      abissd, the tools and libabiss for the host ($(HOST_BIN));'
 	@echo '                CC, CFLAGS, CPPFLAGS, LDFLAGS are honoured, no kernel tree needed'
 	@echo 'make tools-test their host-side tests (tools/test/run)'
@@ -409,6 +411,10 @@ qemu-test: guest
 
 selftest:
 	@uml-test/selftest/run
+
+# The layout of the queues (README): run after a change to them.
+share-patches:
+	@scripts/share-patches
 
 clean:
 	rm -rf $(foreach k,$(KVERS),$(BUILD)/$(k)/obj-* $(BUILD)/$(k)/cfg-* $(BUILD)/uml-test-$(k) \
