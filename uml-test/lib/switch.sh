@@ -102,3 +102,7 @@ fio_ok() {
 	echo "$fio_bad"
 	return 1
 }
+
+# chosen DEV: the scheduler DEV has, the bracketed one of its list (whose
+# order changed: 6.12 lists none first).
+chosen() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }

@@ -36,19 +36,24 @@ check "null_blk device made with a poll queue" sh -c "mkdir $nb &&
 	echo 1 > $nb/poll_queues && echo 1 > $nb/power"
 is "$(ls /sys/block/$dev/mq | tr '\n' ' ')$(cat $hdbg/hctx1/type) $(cat /sys/block/$dev/queue/io_poll)" \
 	"0 1 poll 1" "two hardware contexts, the second polled"
-read -r run0 < $hdbg/hctx1/run
+# The poll context's run count (6.1; 6.12's debugfs has no such counter).
+run0=
+[ -e $hdbg/hctx1/run ] && read -r run0 < $hdbg/hctx1/run
 
 start=$(date +%s)
 switches $dev 200 /dev/$dev 4m
 is "$switch_bad" "" "200 switches on $dev under libaio and polled load"
 diag "200 switches took $(($(date +%s) - start)) s, $rounds fio rounds of 3 x 4 MiB, $blocks blocks verified"
 check "fio verified every block" fio_ok
-read -r run1 < $hdbg/hctx1/run
-diag "poll context runs: $run0 -> $run1"
-[ "$run1" -gt "$run0" ] && pass "the poll context carried requests" ||
-	fail "the poll context carried requests"
-is "$(cat /sys/block/$dev/queue/scheduler)" "mq-deadline kyber [abiss] bfq none" \
-	"$dev ends on abiss"
+if [ -n "$run0" ]; then
+	read -r run1 < $hdbg/hctx1/run
+	diag "poll context runs: $run0 -> $run1"
+	[ "$run1" -gt "$run0" ] && pass "the poll context carried requests" ||
+		fail "the poll context carried requests"
+else
+	pass "the poll context carried requests # SKIP no hctx1/run in debugfs on $(uname -r)"
+fi
+is "$(chosen $dev)" abiss "$dev ends on abiss"
 
 # A whole round under the last abiss instance, whose counters began at
 # zero when it was chosen.
