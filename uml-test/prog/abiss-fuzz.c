@@ -3,7 +3,7 @@
  * abiss-fuzz - a seeded, multi-threaded fuzzer of the ABISS ioctls and of
  * /dev/abiss (TAP output).
  *
- * Worker threads issue random ioctl numbers (mostly of type 0xB2, with
+ * Worker threads issue random ioctl numbers (mostly of type 0xB9, with
  * random direction and size bits), sizes and structure contents, valid and
  * near-valid, through good and bad pointers, in random sequences with
  * read, lseek, O_DIRECT toggles, close, dup, fork, truncate and hole
@@ -381,7 +381,7 @@ static void place(struct worker *w, uintptr_t p, const void *src, size_t len)
 
 enum ckind { K_START, K_STOP, K_POSITION, K_STATUS, K_OTHER };
 static const char *const ckind_name[] = {
-	"START", "STOP", "POSITION", "STATUS", "other 0xB2 command",
+	"START", "STOP", "POSITION", "STATUS", "other 0xB9 command",
 };
 
 static enum ckind kind_of(unsigned int cmd)
@@ -424,7 +424,7 @@ static unsigned int cmd_of(struct rng *r)
 		return ABISS_IOC_STATUS;
 	if (p < 85)
 		return ABISS_DAEMON_STOP;
-	/* Type 0xB2 with random direction, number and size. */
+	/* Type 0xB9 with random direction, number and size. */
 	return _IOC(below(r, 4), ABISS_IOC_MAGIC, below(r, 32), below(r, 1 << 14));
 }
 

@@ -19,7 +19,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define ABISS_IOC_MAGIC		0xB2
+#define ABISS_IOC_MAGIC		0xB9
 
 /**
  * struct abiss_start - ask for a guaranteed-rate read stream
