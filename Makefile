@@ -114,7 +114,7 @@ INST_BIN := $(BUILD)/host/inst
 BUILD_RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
 
 # Test programs of uml-test/prog use the kernel's kselftest harness.
-SELFTEST_CFLAGS := -I$(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter \
+SELFTEST_CFLAGS := -isystem $(KSRC_DIR)/tools/testing/selftests -Wno-unused-parameter \
 	-Wno-sign-compare
 GUEST_TESTS := $(patsubst uml-test/prog/%.c,%,$(wildcard uml-test/prog/*.c))
 

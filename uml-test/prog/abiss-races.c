@@ -211,7 +211,12 @@ static void race_fail(struct race *r, const char *fmt, ...)
 	char msg[700];
 	va_list ap;
 
-	r->md->passed = 0;
+	if (!r->fails) {
+		/* The harness's own way to fail a test, in any of its versions. */
+		struct __test_metadata *_metadata = r->md;
+
+		EXPECT_TRUE(0) TH_LOG("%s: a check failed", r->name);
+	}
 	if (++r->fails > MAX_FAILS)
 		return;
 	va_start(ap, fmt);
