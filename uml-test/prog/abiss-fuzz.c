@@ -658,7 +658,7 @@ static const char *status_wrong(struct worker *w, uintptr_t p, uint32_t size)
 		return "more late refills than refills";
 	if (!st.late_refills != !st.worst_late_ns)
 		return "late refills and the latest's lateness disagree";
-	if (n >= sizeof(st) && (st.__reserved0 || st.__reserved[0]))
+	if (n >= sizeof(st) && (st.__reserved0 || st.__reserved1))
 		return "reserved fields not zero";
 	return NULL;
 }

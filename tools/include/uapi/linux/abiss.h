@@ -72,7 +72,7 @@ struct abiss_start {
  *	still reading, or completed
  * @worst_take_late_ns: the longest a due refill waited past its deadline
  *	for its disk's refill worker
- * @__reserved: zero
+ * @__reserved1: zero
  */
 struct abiss_status {
 	__u32 size;
@@ -91,7 +91,7 @@ struct abiss_status {
 	__u64 late_refills;
 	__u64 worst_late_ns;
 	__u64 worst_take_late_ns;
-	__u64 __reserved[1];
+	__u64 __reserved1;
 };
 
 #define ABISS_STATUS_SIZE_VER0	120
