@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -864,6 +865,43 @@ TEST_F(stream, miss_reads_the_range)
 		TH_LOG("a missed read of 1 MiB took %ld reads", after - before);
 	}
 	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STOP));
+}
+
+/*
+ * sendfile() and splice() read a file's page cache through ->splice_read,
+ * which stopped going through ->read_iter in Linux 6.5: they count and
+ * move the stream as read() does, a hit as delivered bytes, a read past
+ * the buffer as a miss.
+ */
+TEST_F(stream, sendfile_and_splice_move_it)
+{
+	struct abiss_start a = start_args();
+	struct abiss_status st = { .size = sizeof(st) };
+	off_t far = 3 << 20;
+	int null, p[2];
+
+	null = open("/dev/null", O_WRONLY);
+	ASSERT_LE(0, null);
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, start(self->fd, &a));
+	ASSERT_EQ(65536, sendfile(null, self->fd, NULL, 65536));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(65536, st.position);
+	EXPECT_EQ(65536, st.delivered);
+	ASSERT_EQ(32768, splice(self->fd, NULL, p[1], NULL, 32768, 0));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(98304, st.position);
+	EXPECT_EQ(98304, st.delivered);
+	EXPECT_EQ(0, st.misses);
+	/* 3 MiB on, past the 1 MiB buffer: a miss, and the stream moves. */
+	ASSERT_EQ(4096, sendfile(null, self->fd, &far, 4096));
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(1, st.misses);
+	EXPECT_EQ((3 << 20) + 4096, st.position);
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STOP));
+	close(p[0]);
+	close(p[1]);
+	close(null);
 }
 
 /* Bad arguments: every one refused before abissd is asked. */
