@@ -36,30 +36,38 @@ abissd_reserved() {
 }
 
 LOAD_PIDS=
+# load_loop BODY [ARG...]: 'while :; do BODY; done' in the background, in
+# a session (and so a process group) of its own, BODY's $1... the ARGs:
+# load_stop ends the loop and whatever it runs with one signal, however
+# busy the guest.  setsid runs sh in place: a background job of a shell
+# without job control leads no group, so setsid forks no more and $! is
+# the group's id.
+load_loop() {
+	_body=$1
+	shift
+	setsid sh -c "while :; do $_body; done" sh "$@" < /dev/null &
+	LOAD_PIDS="$LOAD_PIDS $!"
+}
+
 # load_readers DIR [SIZE]: 8 greedy readers of their own files of SIZE
 # (24M; made unless uml-test/run put them there), caches dropped often so
 # that they keep the disk busy.
 load_readers() {
-	for i in 1 2 3 4 5 6 7 8; do
-		[ -f "$1/greedy$i" ] ||
-			rdrt --create "${2:-24M}" --seed "$i" "$1/greedy$i" > /dev/null
+	for _i in 1 2 3 4 5 6 7 8; do
+		[ -f "$1/greedy$_i" ] ||
+			rdrt --create "${2:-24M}" --seed "$_i" "$1/greedy$_i" > /dev/null
 	done
-	for i in 1 2 3 4 5 6 7 8; do
-		(while :; do cat "$1/greedy$i" > /dev/null; done) &
-		LOAD_PIDS="$LOAD_PIDS $!"
+	for _i in 1 2 3 4 5 6 7 8; do
+		load_loop 'cat "$1" > /dev/null' "$1/greedy$_i"
 	done
-	(while :; do echo 1 > /proc/sys/vm/drop_caches; sleep 0.3; done) &
-	LOAD_PIDS="$LOAD_PIDS $!"
+	load_loop 'echo 1 > /proc/sys/vm/drop_caches; sleep 0.3'
 }
 
 # load_writers DIR: 8 greedy writers, each rewriting an 8 MiB file.
 load_writers() {
-	for i in 1 2 3 4 5 6 7 8; do
-		(while :; do
-			dd if=/dev/zero of="$1/writer$i" bs=64k count=128 conv=fsync 2> /dev/null
-			rm -f "$1/writer$i"
-		done) &
-		LOAD_PIDS="$LOAD_PIDS $!"
+	for _i in 1 2 3 4 5 6 7 8; do
+		load_loop 'dd if=/dev/zero of="$1" bs=64k count=128 conv=fsync 2> /dev/null
+			rm -f "$1"' "$1/writer$_i"
 	done
 }
 
@@ -73,16 +81,16 @@ children_of() {
 	done
 }
 
+# load_stop: each loop's process group killed with one signal (no loop
+# can start a child the signal misses), and the loops waited for: no walk
+# of /proc, which takes minutes in a guest whose CPU the loops share with
+# a busy host.
 load_stop() {
-	# The loops' children (cat, dd) go with them: each loop is stopped
-	# first, so it starts no new child once its children are known.
-	for p in $LOAD_PIDS; do
-		kill -STOP "$p" 2> /dev/null || continue
-		kill $(children_of "$p") "$p" 2> /dev/null
-		kill -CONT "$p" 2> /dev/null
+	for _p in $LOAD_PIDS; do
+		kill -KILL "-$_p" 2> /dev/null
 	done
-	for p in $LOAD_PIDS; do
-		wait "$p" 2> /dev/null
+	for _p in $LOAD_PIDS; do
+		wait "$_p" 2> /dev/null
 	done
 	LOAD_PIDS=
 }
