@@ -912,6 +912,40 @@ TEST_F(stream, sendfile_and_splice_move_it)
 	close(null);
 }
 
+/*
+ * O_DIRECT set after START (START refuses a file opened with it): the
+ * read is served from the buffer as a buffered one, counted and moving
+ * the stream; ext4 sent it around the stream before.  After STOP a
+ * direct read is a direct one again.
+ */
+TEST_F(stream, direct_read_is_served_by_the_stream)
+{
+	struct abiss_start a = start_args();
+	struct abiss_status st = { .size = sizeof(st) };
+	unsigned char *buf;
+	int fl, i;
+
+	ASSERT_EQ(0, posix_memalign((void **)&buf, 4096, 131072));
+	ASSERT_EQ(0, start(self->fd, &a));
+	fl = fcntl(self->fd, F_GETFL);
+	ASSERT_LE(0, fl);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, fl | O_DIRECT));
+	ASSERT_EQ(131072, read(self->fd, buf, 131072));
+	for (i = 0; i < 131072; i++)
+		if (buf[i] != i / 65536)
+			break;
+	EXPECT_EQ(131072, i);
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STATUS, &st));
+	EXPECT_EQ(131072, st.position);
+	EXPECT_EQ(131072, st.delivered);
+	EXPECT_EQ(0, st.misses);
+	ASSERT_EQ(0, ioctl(self->fd, ABISS_IOC_STOP));
+	ASSERT_EQ(65536, pread(self->fd, buf, 65536, 3 << 16));
+	EXPECT_EQ(3, buf[0]);
+	EXPECT_EQ(3, buf[65535]);
+	free(buf);
+}
+
 /* Bad arguments: every one refused before abissd is asked. */
 FIXTURE(badargs) {
 	int fd;
@@ -1046,6 +1080,19 @@ TEST_F(badargs, not_open_for_reading)
 	ASSERT_LE(0, wfd);
 	EXPECT_EQ(EBADF, start(wfd, &a));
 	close(wfd);
+}
+
+TEST_F(badargs, opened_direct)
+{
+	struct abiss_start a = start_args();
+	char path[512];
+	int dfd;
+
+	snprintf(path, sizeof(path), "%s/api-bad.dat", test_dir());
+	dfd = open(path, O_RDONLY | O_DIRECT);
+	ASSERT_LE(0, dfd);
+	EXPECT_EQ(EINVAL, start(dfd, &a));
+	close(dfd);
 }
 
 TEST_F(badargs, unsupported_filesystem)
