@@ -7,8 +7,8 @@
 # one request at a time, finish a fixed amount of I/O while the flood still
 # runs (without the share each request would wait 60 s), and debugfs counts
 # their requests as shared, none as aged.  The test can fail: with rt_share
-# 100 (no budget, aging only) the same reader gets no read through in 10 s
-# while the flood runs, and finishes once it stops.  (Idle requests are not
+# 100 (no budget, aging only) the same reader gets no read past the flood's
+# waiting requests in 10 s, and finishes once the flood stops.  (Idle requests are not
 # shared: they wait for a pause, or aging.)
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/nullb.sh
@@ -105,18 +105,27 @@ held=$!
 be_waits() { look queued; [ "$n2" -ge 1 ]; }
 await 60 be_waits && pass "with rt_share 100 the reader's request waits in the scheduler" ||
 	fail "with rt_share 100 the reader's request waits in the scheduler"
+# What is asserted is what the scheduler decided: no best-effort request
+# went before a waiting real-time one, by the share (shared) or by aging
+# (aged).  One dispatched while no real-time request waited is not that:
+# the flood's jobs can run dry together (a fresh-root make check saw 11
+# such in the 10 s, none shared), so that count is only a diagnostic.
 look dispatched
 d0=$n2
 look shared
 s0=$n2
+look aged
+a0=$n2
 sleep 10
 look dispatched
 d1=$n2
+look aged
+a1=$n2
 look shared
-diag "with rt_share 100, 10 s: best-effort dispatched $d0 -> $d1, shared $s0 -> $n2, queued rt be idle $(cat $dbg/queued)"
-[ "$d1" = "$d0" ] && [ "$n2" = "$s0" ] && running $held &&
-	pass "with rt_share 100 no best-effort read gets through in 10 s" ||
-	fail "with rt_share 100 no best-effort read gets through in 10 s"
+diag "with rt_share 100, 10 s: best-effort dispatched $d0 -> $d1, shared $s0 -> $n2, aged $a0 -> $a1, queued rt be idle $(cat $dbg/queued)"
+[ "$n2" = "$s0" ] && [ "$a1" = "$a0" ] && running $held &&
+	pass "with rt_share 100 no best-effort read goes before a real-time one in 10 s" ||
+	fail "with rt_share 100 no best-effort read goes before a real-time one in 10 s"
 
 flood_stop && pass "the real-time readers ran without errors" ||
 	fail "the real-time readers ran without errors"
