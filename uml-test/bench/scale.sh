@@ -6,9 +6,11 @@
 # null_blk under the abiss scheduler (or BENCH_SCALE_SCHED).  Each run
 # starts from a cold cache but for the FAT's own blocks (fat_warm),
 # launches its N streams at once
-# and, once all are active (BENCH_SCALE_START s at most), measures them for
-# BENCH_SECS s (the window); each stream reads that long and as long again
-# as it was allowed to start, so that all of them read through the window.
+# and, once all are active (BENCH_SCALE_START s at most) and, beside the
+# greedy readers, BENCH_SCALE_SETTLE s more (their buffers filled: the
+# steady state), measures them for BENCH_SECS s (the window); each stream
+# reads that long and as long again as it was allowed to start and
+# settle, so that all of them read through the window.
 #
 #   reservable  (c) On the capped null_blk (20 MiB/s, a token bucket
 #               refilled every 20 ms; irqmode=2, 0.5 ms completions) beside
@@ -59,9 +61,15 @@
 # read wrong data; "why", the first failure, if one did), "verified" (1 if
 # the data was checked); "start_ms" (launch to all active) and of the
 # window "window_ms", "cpu_pct" (the guest's CPU busy) and beside the
-# greedy readers "greedy_KiBps" (what the device read for them: all it
-# read, from /sys/block/DEV/stat, less what the streams had read, their
-# bytes delivered and pages held ahead, from debugfs); for cost runs
+# greedy readers "greedy_KiBps" (what the readers themselves got: fio's
+# own byte counts at the window's ends, lib/greedy.sh), and as checks of
+# it "greedy_dev_KiBps" (the device bytes of the readers' cgroup,
+# io.stat) and "others_KiBps" (all the device read, /sys/block/DEV/stat,
+# less what the streams had read, their bytes delivered and pages held
+# ahead, from debugfs), "streams_dev_KiBps" (the device bytes of the
+# streams' cgroup: their refills are charged to it), "settle_ms" and
+# "greedy_fill_KiBps" (fio's count from all active to the window); for
+# cost runs
 # "window_bytes" (delivered), "cpu_ms", "cpu_ms_per_MB", "nonidle_ms" and
 # "nonidle_ms_per_MB" (the window less the guest's idle time: with NO_HZ
 # idle time is measured, not sampled), "refill_ms", "refill_ms_per_MB"
@@ -80,6 +88,9 @@
 #   BENCH_SCALE_COST_RATE  bytes/s the cost streams share (default 16000000)
 #   BENCH_SCALE_START      seconds a run allows its streams to start
 #                          (default 4): they read that much longer
+#   BENCH_SCALE_SETTLE     seconds between all active and the window,
+#                          beside the greedy readers (default 4; 0: the
+#                          window includes the buffers' first fill)
 #   BENCH_BW_SECS          seconds the bandwidth is measured (default 4; at
 #                          most BENCH_SECS)
 #   BENCH_GREEDY_MB        each greedy reader's file (default 8)
@@ -100,6 +111,7 @@
 #                          default: normal scheduling, "rt_prio":0)
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
+. /abiss/uml-test/lib/greedy.sh
 
 secs=${BENCH_SECS:-6}
 dir=${BENCH_DIR:-/results}
@@ -110,6 +122,7 @@ busy_list=$(echo "${BENCH_SCALE_BUSY:-0 2}" | tr + ' ')
 cost_ns=$(echo "${BENCH_SCALE_COST_NS:-1 16 64}" | tr + ' ')
 cost_rate=${BENCH_SCALE_COST_RATE:-16000000}
 start_secs=${BENCH_SCALE_START:-4}
+settle=${BENCH_SCALE_SETTLE:-4}
 bw_secs=${BENCH_BW_SECS:-4}
 [ "$bw_secs" -le "$secs" ] || bw_secs=$secs
 greedy_mb=${BENCH_GREEDY_MB:-8}
@@ -211,6 +224,19 @@ active() {
 	active=$1 delivered=$2 fetched=$3
 }
 
+# greedy_now DEV: beside the greedy readers, fio marked and the device
+# bytes of the readers' and the streams' cgroups: $g_mark, $g_dev, $s_dev.
+greedy_now() {
+	g_mark= g_dev=0 s_dev=0
+	[ -n "$greedy_pid" ] || return 0
+	fio_mark "$greedy_pid"
+	g_mark=$fio_marked
+	cg_rbytes bench-greedy "$1"
+	g_dev=$cg_rbytes
+	cg_rbytes bench-streams "$1"
+	s_dev=$cg_rbytes
+}
+
 # measure N DEV: once the N streams of launch are all active (waiting
 # start_secs at most), a window of $secs: $start_cs (launch to all
 # active), $win_cs, $win_bytes (what they delivered), $win_greedy (what
@@ -220,7 +246,7 @@ active() {
 # (the refill workers' CPU, us).  $merr says why there was no window.
 measure() {
 	merr= start_cs=0 win_cs=0 win_bytes=0 win_greedy=0 win_cpu=0 win_idle=0 win_all=0
-	win_refill=0
+	win_refill=0 win_own= fill_own= win_gdev=0 win_sdev=0
 	_l0=$(uptime_cs)
 	_w=$((start_secs * 10))
 	active
@@ -234,6 +260,15 @@ measure() {
 		merr="only $active of $1 streams started in $start_secs s"
 		return 1
 	fi
+	# Beside the greedy readers, the window opens once the streams have
+	# filled their buffers: what is measured is the steady state.
+	_oa= fill_cs=0
+	_ta=$(uptime_cs)
+	if [ -n "$greedy_pid" ] && [ "$settle" != 0 ]; then
+		fio_mark "$greedy_pid"
+		_oa=$fio_marked
+		sleep "$settle"
+	fi
 	# The window: builtins only but for uptime_cs's sed, dev_read's
 	# echo, sleep and active's awk.
 	refill_pids
@@ -241,11 +276,15 @@ measure() {
 	_d0=$delivered _f0=$fetched
 	_b0=$(dev_read "$2")
 	_t0=$(uptime_cs)
+	greedy_now "$2"
+	_o0=$g_mark _gd0=$g_dev _sd0=$s_dev
 	cpu_read
 	_c0=$cpu_busy _i0=$cpu_idle _a0=$cpu_all
 	refill_us
 	_r0=$refill
 	sleep "$secs"
+	greedy_now "$2"
+	_o1=$g_mark _gd1=$g_dev _sd1=$s_dev
 	refill_us
 	cpu_read
 	_t1=$(uptime_cs)
@@ -255,10 +294,15 @@ measure() {
 		merr="$(($1 - active)) of $1 streams ended within the window"
 		return 1
 	fi
-	win_cs=$((_t1 - _t0))
+	win_cs=$((_t1 - _t0)) fill_cs=$((_t0 - _ta))
 	win_bytes=$((delivered - _d0))
 	win_greedy=$((_b1 - _b0 - (fetched - _f0)))
 	[ $win_greedy -ge 0 ] || win_greedy=0
+	if [ -n "$greedy_pid" ]; then
+		win_own=$(fio_between /tmp/greedy.out "$_o0" "$_o1" 8)
+		fill_own=$(fio_between /tmp/greedy.out "$_oa" "$_o0" 8)
+		win_gdev=$((_gd1 - _gd0)) win_sdev=$((_sd1 - _sd0))
+	fi
 	win_cpu=$((cpu_busy - _c0)) win_idle=$((cpu_idle - _i0)) win_all=$((cpu_all - _a0))
 	win_refill=$((refill - _r0))
 }
@@ -383,9 +427,9 @@ capped_sizes() {
 	has small && _nd=$small_n
 	_ne=0
 	has busy && _ne=1
-	_kc=$(size_k $c_rate $c_buf $((secs + start_secs + 1)))
-	_kd=$(size_k $d_rate $d_buf $((secs + start_secs + 1)))
-	_ke=$(size_k $e_rate $e_buf $((secs + start_secs + 1)))
+	_kc=$(size_k $c_rate $c_buf $((secs + start_secs + settle + 1)))
+	_kd=$(size_k $d_rate $d_buf $((secs + start_secs + settle + 1)))
+	_ke=$(size_k $e_rate $e_buf $((secs + start_secs + settle + 1)))
 	_i=1
 	while [ $_i -le $_nc ] || [ $_i -le $_nd ] || [ $_i -le $_ne ]; do
 		_k=0
@@ -435,10 +479,14 @@ greedy_start() {
 	for _i in 1 2 3 4 5 6 7 8; do
 		_jobs="$_jobs --name=greedy$_i --filename=$mnt/greedy$_i --rw=read"
 	done
+	cg_enter bench-greedy
 	fio --thread --ioengine=psync --bs=128k --time_based \
 		--runtime=$((secs * 3 + 120)) --output-format=terse \
 		--output=/tmp/greedy.out $_jobs > /dev/null 2> /tmp/greedy.err &
 	greedy_pid=$!
+	cg_leave
+	fio_ready "$greedy_pid" ||
+		diag "the greedy fio does not catch SIGUSR1: its counts will be null"
 }
 
 # greedy_stop: TERM (see streams.sh: a background job ignores SIGINT).
@@ -447,6 +495,7 @@ greedy_stop() {
 		diag "the greedy load had ended early: $(head -n 2 /tmp/greedy.err)"
 	kill -TERM "$greedy_pid" 2> /dev/null
 	wait "$greedy_pid"
+	greedy_pid=
 }
 
 # bandwidth: the capped device's read bandwidth alone, one sequential
@@ -496,7 +545,9 @@ loaded() {
 	done
 	greedy_start
 	sleep "$warmup"
-	launch "$2" "$3" "$4" 1 $((secs + start_secs + 1))
+	cg_enter bench-streams
+	launch "$2" "$3" "$4" 1 $((secs + start_secs + settle + 1))
+	cg_leave
 	measure "$2" $cdev
 	collect "$2"
 	greedy_stop
@@ -505,12 +556,19 @@ loaded() {
 	_cs=$win_cs
 	[ $_cs -gt 0 ] || _cs=1
 	_g=$((win_greedy * 100 / 1024 / _cs))
+	_own=null
+	[ -z "$win_own" ] || _own=$((win_own * 100 / 1024 / _cs))
+	_gdev=$((win_gdev * 100 / 1024 / _cs)) _sdev=$((win_sdev * 100 / 1024 / _cs))
+	_fill=null
+	[ -z "$fill_own" ] || [ "$fill_cs" -le 0 ] || _fill=$((fill_own * 100 / 1024 / fill_cs))
 	_pct=0
 	[ $win_all -le 0 ] || _pct=$((win_cpu * 100 / win_all))
-	line "$1" "\"n\":$2,\"rate_Bps\":$3,\"buffer\":$4,\"greedy\":8,\"busy\":$5,\"host_hogs\":$host_hogs,$res,\"failed\":$failed,\"verified\":1,\"start_ms\":$((start_cs * 10)),\"window_ms\":$((win_cs * 10)),\"greedy_KiBps\":$_g,\"cpu_pct\":$_pct${why:+,\"why\":\"$(echo "$why" | tr -d '"\\')\"}"
+	line "$1" "\"n\":$2,\"rate_Bps\":$3,\"buffer\":$4,\"greedy\":8,\"busy\":$5,\"host_hogs\":$host_hogs,$res,\"failed\":$failed,\"verified\":1,\"start_ms\":$((start_cs * 10)),\"settle_ms\":$((fill_cs * 10)),\"window_ms\":$((win_cs * 10)),\"greedy_KiBps\":$_own,\"greedy_fill_KiBps\":$_fill,\"greedy_dev_KiBps\":$_gdev,\"streams_dev_KiBps\":$_sdev,\"others_KiBps\":$_g,\"cpu_pct\":$_pct${why:+,\"why\":\"$(echo "$why" | tr -d '"\\')\"}"
 	diag "$1: $2 x $3 B/s, $5 busy loops: $misses misses, worst read" \
-		"$((worst / 1000)) us, all active after $((start_cs * 10)) ms, then greedy" \
-		"$_g KiB/s, CPU $_pct %, $failed failed${why:+ ($why)}"
+		"$((worst / 1000)) us, all active after $((start_cs * 10)) ms; greedy (fio's" \
+		"count) $_fill KiB/s while the buffers filled, then $_own KiB/s (its" \
+		"cgroup's device reads $_gdev, the device less the streams $_g), CPU" \
+		"$_pct %, $failed failed${why:+ ($why)}"
 	[ "$failed" = 0 ] && [ -z "$merr" ]
 }
 
@@ -582,6 +640,9 @@ cost() {
 
 # Not through check: abissd must stay in this shell.
 if abissd_start 1GB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
+greedy_pid=
+cg_make bench-greedy && cg_make bench-streams ||
+	bail "no cgroups bench-greedy and bench-streams (io controller)"
 diag "$secs s per run; scenarios: $scenarios"
 
 if [ $capped = 0 ]; then
@@ -646,4 +707,5 @@ if has cost; then
 	done
 fi
 abissd_stop
+rmdir /sys/fs/cgroup/bench-greedy /sys/fs/cgroup/bench-streams 2> /dev/null
 done_testing

@@ -37,9 +37,11 @@
 #
 # Appends a JSON line per contender to $BENCH_DIR/bench-streams.jsonl:
 # bench-reader's object with "scenario", "device", "fs", "sched",
-# "greedy_KiBps" (what the device read and wrote for others while the
-# reader ran, from /sys/block/DEV/stat, less the reader's own bytes and
-# buffer), "secs", "trace" (its per-take trace, relative to BENCH_DIR)
+# "greedy_KiBps" (what the 8 greedy jobs read or wrote while the reader
+# ran, by their own count: fio's, lib/greedy.sh; null if fio did not
+# answer), "others_KiBps" (as a check of it: what the device read and
+# wrote meanwhile, from /sys/block/DEV/stat, less the reader's own bytes
+# and buffer), "secs", "trace" (its per-take trace, relative to BENCH_DIR)
 # and for an ABISS stream "dev_trace" (the device's bytes every 0.2 s)
 # in front; a contender that failed gets "error" instead of figures.  The
 # abissrun line has the same fields, made from fio's: reads, p50_us,
@@ -73,6 +75,7 @@
 #                      and file system is a failed step, the others run
 . /abiss/uml-test/lib/tap.sh
 . /abiss/uml-test/lib/stream.sh
+. /abiss/uml-test/lib/greedy.sh
 
 secs=${BENCH_SECS:-4}
 dir=${BENCH_DIR:-/results}
@@ -287,6 +290,8 @@ load_start() {
 		--runtime=$((secs * 3 + 120)) --output-format=terse \
 		--output=/tmp/greedy.out $_jobs > /dev/null 2> /tmp/greedy.err &
 	load_pid=$!
+	fio_ready "$load_pid" ||
+		diag "the greedy fio does not catch SIGUSR1: its counts will be null"
 }
 
 # load_stop: TERM, not INT: sh starts a background job with SIGINT ignored,
@@ -301,7 +306,7 @@ load_stop() {
 
 # measure_start SCEN DEV: with a cold cache, the greedy load of SCEN
 # started and warmed up, the measure starts: $_b0 and $_t0, DEV's bytes and
-# the time.
+# the time; fio marked (lib/greedy.sh), $_m0.
 measure_start() {
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
@@ -309,13 +314,20 @@ measure_start() {
 	sleep "$warmup"
 	_b0=$(dev_bytes "$2")
 	_t0=$(uptime_cs)
+	fio_mark "$load_pid"
+	_m0=$fio_marked
 }
 
 # measure_stop DEV: the measure ends, then the load: $_moved, the bytes DEV
-# read and wrote since measure_start, in $_cs hundredths of a second.
+# read and wrote since measure_start, and $_got, the bytes the greedy jobs
+# themselves read or wrote meanwhile (fio's own counts; empty if fio did
+# not answer), in $_cs hundredths of a second.
 measure_stop() {
 	_t1=$(uptime_cs)
 	_b1=$(dev_bytes "$1")
+	fio_mark "$load_pid"
+	_m1=$fio_marked
+	_got=$(fio_between /tmp/greedy.out "$_m0" "$_m1" 8)
 	load_stop
 	_moved=$((_b1 - _b0))
 	_cs=$((_t1 - _t0))
@@ -457,13 +469,16 @@ one() {
 	fi
 	# The reader's own device bytes: what it took plus what it held.
 	_own=$(($(jget "$_j" bytes) + $(jget "$_j" buffer)))
-	_g=$(((_moved - _own) * 100 / 1024 / _cs))
-	[ $_g -ge 0 ] || _g=0
+	_o=$(((_moved - _own) * 100 / 1024 / _cs))
+	[ $_o -ge 0 ] || _o=0
+	_g=null
+	[ -z "$_got" ] || _g=$((_got * 100 / 1024 / _cs))
 	_dt=
 	[ "$4" != abiss ] || _dt="\"dev_trace\":\"traces/$_name.dev\","
-	echo "{\"scenario\":\"$1\",\"device\":\"$2\",\"fs\":\"$fs\",\"sched\":\"$5\",\"greedy_KiBps\":$_g,\"secs\":$secs,\"trace\":\"$_trace\",$_dt${_j#\{}" >> "$jsonl"
+	echo "{\"scenario\":\"$1\",\"device\":\"$2\",\"fs\":\"$fs\",\"sched\":\"$5\",\"greedy_KiBps\":$_g,\"others_KiBps\":$_o,\"secs\":$secs,\"trace\":\"$_trace\",$_dt${_j#\{}" >> "$jsonl"
 	diag "$1 on $2, $fs: $4 under $5: p99 $(jget "$_j" p99_us) us, max $(jget "$_j" max_us) us," \
-		"stalls $(jget "$_j" stalls), misses $(jget "$_j" misses), greedy $_g KiB/s"
+		"stalls $(jget "$_j" stalls), misses $(jget "$_j" misses), greedy $_g KiB/s" \
+		"(the device less the reader: $_o)"
 }
 
 # alone SCEN DEVKIND DEV: the greedy load alone under mq-deadline.
@@ -472,9 +487,11 @@ alone() {
 	measure_start "$1" "$3"
 	sleep "$secs"
 	measure_stop "$3"
-	_g=$((_moved * 100 / 1024 / _cs))
-	echo "{\"scenario\":\"$1\",\"device\":\"$2\",\"fs\":\"$fs\",\"sched\":\"mq-deadline\",\"label\":\"greedy alone\",\"mode\":\"none\",\"secs\":$secs,\"greedy_KiBps\":$_g}" >> "$jsonl"
-	diag "$1 on $2, $fs: greedy alone: $_g KiB/s"
+	_o=$((_moved * 100 / 1024 / _cs))
+	_g=null
+	[ -z "$_got" ] || _g=$((_got * 100 / 1024 / _cs))
+	echo "{\"scenario\":\"$1\",\"device\":\"$2\",\"fs\":\"$fs\",\"sched\":\"mq-deadline\",\"label\":\"greedy alone\",\"mode\":\"none\",\"secs\":$secs,\"greedy_KiBps\":$_g,\"others_KiBps\":$_o}" >> "$jsonl"
+	diag "$1 on $2, $fs: greedy alone: $_g KiB/s (the device: $_o)"
 }
 
 # Not through check: abissd must stay in this shell.
