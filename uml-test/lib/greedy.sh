@@ -67,13 +67,13 @@ fio_between() {
 }
 
 # cg_make NAME: the cgroup /sys/fs/cgroup/NAME (cgroup2 mounted, the io
-# controller on for it), in $cg_dir.
+# controller on for it).
 cg_make() {
-	cg_dir=/sys/fs/cgroup/$1
+	_cg_dir=/sys/fs/cgroup/$1
 	grep -q " /sys/fs/cgroup cgroup2 " /proc/mounts ||
 		mount -t cgroup2 none /sys/fs/cgroup || return 1
 	echo +io > /sys/fs/cgroup/cgroup.subtree_control || return 1
-	[ -d "$cg_dir" ] || mkdir "$cg_dir"
+	[ -d "$_cg_dir" ] || mkdir "$_cg_dir"
 }
 
 # cg_enter NAME / cg_leave: this shell (and what it starts next) into the
