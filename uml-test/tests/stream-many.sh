@@ -29,6 +29,23 @@ mkfiles() {
 check "sixteen 4 MiB stream files" mkfiles
 if abissd_start 100MB; then pass "abissd runs"; else fail "abissd runs"; bail "no abissd"; fi
 
+# stream I: stream I for 6 s.  A START that abissd did not answer within
+# the kernel's 5 s (ETIMEDOUT: 16 admissions queued at once, in a guest
+# whose one CPU the 8 readers and 16 streams share; seen once, in a
+# fresh-root run with KASAN-instrumented kernels beside cold builds) is
+# made once more, at once, while the others run: how fast abissd admits
+# under that load is not what this test guards, the streams' data and
+# misses are.  Each retry is reported.
+stream() {
+	rdrt -a -v -j -S $((100 + $1)) -r 625kB -s 64k -b 2M -t 6 "$mnt/s$1" \
+		> "/tmp/many$1.json" 2> "/tmp/many$1.err" && return 0
+	_rc=$?
+	grep -q 'abissd did not answer' "/tmp/many$1.err" || return $_rc
+	echo "stream $1: abissd did not answer its START in time: started again"
+	rdrt -a -v -j -S $((100 + $1)) -r 625kB -s 64k -b 2M -t 6 "$mnt/s$1" \
+		> "/tmp/many$1.json" 2> "/tmp/many$1.err"
+}
+
 # many SCHED: the 16 streams for 6 s beside the greedy readers under SCHED.
 many() {
 	echo "$1" > "/sys/block/$dev/queue/scheduler" || return 1
@@ -37,8 +54,7 @@ many() {
 	sleep 1
 	pids=
 	for i in $(seq 16); do
-		rdrt -a -v -j -S $((100 + i)) -r 625kB -s 64k -b 2M -t 6 "$mnt/s$i" \
-			> "/tmp/many$i.json" 2> "/tmp/many$i.err" &
+		stream "$i" &
 		pids="$pids $!"
 	done
 	bad=0 i=0 worst=0 refills=0
