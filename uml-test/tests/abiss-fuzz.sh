@@ -59,7 +59,7 @@ if [ -w /sys/kernel/debug/kmemleak ]; then
 	sleep 1
 	echo scan > /sys/kernel/debug/kmemleak
 	is "$(grep -c 'unreferenced object' /sys/kernel/debug/kmemleak)" 0 "kmemleak finds no new leak"
-	grep -A 12 'unreferenced object' /sys/kernel/debug/kmemleak | head -n 40 | while read -r l; do
+	grep -A 28 'unreferenced object' /sys/kernel/debug/kmemleak | head -n 60 | while read -r l; do
 		diag "$l"
 	done
 else

@@ -39,7 +39,7 @@ if [ -w $kml ]; then
 	sleep 6
 	echo scan > $kml
 	is "$(grep -c 'unreferenced object' $kml)" 0 "kmemleak finds no new leak"
-	grep -A 12 'unreferenced object' $kml | head -n 40 | while read -r l; do
+	grep -A 28 'unreferenced object' $kml | head -n 60 | while read -r l; do
 		diag "$l"
 	done
 else
