@@ -46,6 +46,15 @@ stream() {
 		> "/tmp/many$1.json" 2> "/tmp/many$1.err"
 }
 
+# us JSON FIELD: a field in nanoseconds, in microseconds ('?' if absent).
+us() {
+	_v=$(json_field "$1" "$2")
+	case "$_v" in
+	''|null) echo '?' ;;
+	*) echo $((_v / 1000)) ;;
+	esac
+}
+
 # many SCHED: the 16 streams for 6 s beside the greedy readers under SCHED.
 many() {
 	echo "$1" > "/sys/block/$dev/queue/scheduler" || return 1
@@ -65,8 +74,13 @@ many() {
 		if [ $rc != 0 ] || [ "$(json_field "$j" verified)" != true ] ||
 		   [ "$(json_field "$j" misses)" != 0 ]; then
 			bad=$((bad + 1))
+			# Whose time ran out: late refills (the disk, or the
+			# worker not run) or a reader that waited for a CPU.
 			echo "stream $i: rdrt $rc, verified $(json_field "$j" verified)," \
-				"misses $(json_field "$j" misses); $(cat "/tmp/many$i.err")"
+				"misses $(json_field "$j" misses), late refills" \
+				"$(json_field "$j" late_refills) (worst $(us "$j" worst_late_ns) us)," \
+				"worst refill $(us "$j" worst_refill_ns) us, reader preempted" \
+				"up to $(us "$j" worst_preempted_ns) us; $(cat "/tmp/many$i.err")"
 		fi
 		w=$(json_field "$j" worst_latency_ns)
 		[ "${w:-0}" -gt "$worst" ] && worst=$w
